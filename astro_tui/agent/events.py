@@ -1,0 +1,150 @@
+"""What one turn of the agent emits, in order; the TUI and `astro ask` consume the same stream.
+
+These are plain frozen dataclasses so they cross threads and asyncio tasks
+freely and can be posted as Textual messages without conversion.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from astro_tui.data.results import QueryResult
+
+AnswerKind = Literal["result", "observation", "chart", "message", "unverified"]
+ChartKind = Literal["bar", "line", "scatter", "hist"]
+DoneReason = Literal["answer", "text", "limit", "error", "cancelled"]
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A piece of the model's own words (unverified until an output tool succeeds)."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    """Reasoning text from servers that stream it; shown dimmed, never as the answer."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStarted:
+    """The model began a tool call: the name is known, arguments are still streaming."""
+
+    call_id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallFinished:
+    """Arguments are complete; `arguments` is None when they were not valid JSON."""
+
+    call_id: str
+    name: str
+    arguments: dict[str, Any] | None
+    summary: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """What the tool returned to the model; `result` carries a query result when there is one."""
+
+    call_id: str
+    name: str
+    ok: bool
+    content: str
+    elapsed_ms: float
+    result: QueryResult | None = None
+    result_name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChartSpec:
+    """A declarative chart: the only thing the model may say about a picture."""
+
+    kind: ChartKind
+    x: str
+    y: tuple[str, ...]
+    title: str
+    result: QueryResult
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerTable:
+    """One named input of an output tool, with the SQL exactly as executed."""
+
+    name: str
+    sql: str
+    result: QueryResult
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """The end of a turn that the user sees; `verified` only when an output tool produced it."""
+
+    kind: AnswerKind
+    text: str
+    verified: bool
+    title: str | None = None
+    tables: tuple[AnswerTable, ...] = ()
+    chart: ChartSpec | None = None
+    unverified_numbers: tuple[str, ...] = ()
+
+    @property
+    def sql(self) -> list[str]:
+        return [t.sql for t in self.tables]
+
+    @property
+    def main_result(self) -> QueryResult | None:
+        """The result a table view should show: the largest input."""
+        if self.chart is not None:
+            return self.chart.result
+        if not self.tables:
+            return None
+        return max(self.tables, key=lambda t: t.result.row_count).result
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorEvent:
+    """One clear sentence; `kind` lets the UI choose a notification or an inline block."""
+
+    message: str
+    kind: str = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class UsageEvent:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class RetryEvent:
+    """The model server asked us to wait (429/5xx); the UI says so instead of looking frozen."""
+
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    reason: DoneReason
+    tool_calls: int = 0
+    usage: UsageEvent = field(default_factory=UsageEvent)
+
+
+AgentEvent = (
+    TextDelta
+    | ReasoningDelta
+    | ToolCallStarted
+    | ToolCallFinished
+    | ToolResult
+    | Answer
+    | ErrorEvent
+    | UsageEvent
+    | RetryEvent
+    | Done
+)

@@ -1,0 +1,121 @@
+"""The catalog as plain, immutable data: what every view of the schema is built from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+TableKind = Literal["table", "view"]
+
+
+def quote_ident(name: str) -> str:
+    """Quote only when SQL needs it, so cards show the identifier a user can paste."""
+    if name.isidentifier() and name.islower() and name.upper() not in _RESERVED:
+        return name
+    return '"' + name.replace('"', '""') + '"'
+
+
+_RESERVED = {
+    "ALL", "AND", "ANY", "AS", "ASC", "BETWEEN", "BY", "CASE", "CAST", "CHECK", "COLUMN",
+    "CREATE", "CROSS", "DEFAULT", "DESC", "DISTINCT", "ELSE", "END", "EXCEPT", "FALSE",
+    "FETCH", "FOR", "FOREIGN", "FROM", "FULL", "GROUP", "HAVING", "IN", "INNER", "INTERSECT",
+    "INTO", "IS", "JOIN", "LEFT", "LIKE", "LIMIT", "NOT", "NULL", "OFFSET", "ON", "OR",
+    "ORDER", "OUTER", "PRIMARY", "REFERENCES", "RIGHT", "SELECT", "TABLE", "THEN", "TO",
+    "TRUE", "UNION", "UNIQUE", "USING", "WHEN", "WHERE", "WINDOW", "WITH", "USER",
+}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    name: str
+    type: str
+    nullable: bool
+    comment: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ForeignKey:
+    columns: tuple[str, ...]
+    ref_schema: str
+    ref_table: str
+    ref_columns: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """A table or view; `database` is set only when several databases are attached."""
+
+    database: str | None
+    schema: str
+    name: str
+    kind: TableKind
+    columns: tuple[Column, ...]
+    comment: str | None = None
+    primary_key: tuple[str, ...] = ()
+    foreign_keys: tuple[ForeignKey, ...] = ()
+    row_count: int | None = None
+
+    @property
+    def sql_name(self) -> str:
+        """The identifier to use in SQL, quoted where needed."""
+        parts = [self.database] if self.database else []
+        parts += [self.schema, self.name]
+        return ".".join(quote_ident(p) for p in parts)
+
+    @property
+    def file_name(self) -> str:
+        return f"{self.name}.{self.kind}"
+
+    def column(self, name: str) -> Column | None:
+        lowered = name.lower()
+        return next((c for c in self.columns if c.name.lower() == lowered), None)
+
+
+@dataclass(frozen=True, slots=True)
+class Schema:
+    database: str | None
+    name: str
+    tables: tuple[Table, ...]
+    comment: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Catalog:
+    """Schemas in display order; `databases` lists attached names when there are several."""
+
+    schemas: tuple[Schema, ...]
+    databases: tuple[str, ...] = ()
+    _by_key: dict[tuple[str | None, str, str], Table] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        index = self._by_key
+        for schema in self.schemas:
+            for table in schema.tables:
+                index[(schema.database, schema.name.lower(), table.name.lower())] = table
+
+    @property
+    def multi_database(self) -> bool:
+        return len(self.databases) > 1
+
+    @property
+    def tables(self) -> list[Table]:
+        return [t for s in self.schemas for t in s.tables]
+
+    def find_table(self, name: str) -> Table | None:
+        """Look up `table`, `schema.table` or `db.schema.table`, case-insensitively."""
+        parts = [p.strip('"') for p in name.split(".")]
+        if len(parts) == 3:
+            return self._by_key.get((parts[0], parts[1].lower(), parts[2].lower()))
+        if len(parts) == 2:
+            matches = [
+                t
+                for (db, schema, table), t in self._by_key.items()
+                if schema == parts[0].lower() and table == parts[1].lower()
+            ]
+            return matches[0] if len(matches) == 1 else None
+        matches = [t for (_, _, table), t in self._by_key.items() if table == parts[0].lower()]
+        return matches[0] if len(matches) == 1 else None
+
+    def schema_summary(self) -> list[tuple[str, int]]:
+        """(schema path, table count) pairs: the part of the catalog a prompt can afford."""
+        return [(f"{s.database}.{s.name}" if s.database else s.name, len(s.tables)) for s in self.schemas]

@@ -1,0 +1,137 @@
+"""Settings from a TOML file, the environment and flags, later sources winning.
+
+One frozen object travels through the app so every layer reads the same limits;
+nothing below the CLI reads the environment on its own.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from platformdirs import user_cache_dir, user_config_dir
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+APP_NAME = "astro"
+
+ENV_VARS: dict[str, str] = {
+    "OPENAI_API_KEY": "api_key",
+    "OPENAI_BASE_URL": "base_url",
+    "ASTRO_MODEL": "model",
+}
+
+
+class ConfigError(Exception):
+    """A setting is missing or malformed; the message is one line for the user."""
+
+
+class Settings(BaseModel):
+    """Everything configurable; defaults are what a first run should feel like."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    model: str | None = None
+    base_url: str | None = None
+    api_key: str | None = Field(default=None, repr=False)
+    reasoning_effort: str | None = None
+
+    query_timeout_s: float = 30.0
+    row_cap: int = 100_000
+    memory_limit: str = "4GB"
+    threads: int = 2
+
+    connect_timeout_s: float = 10.0
+    read_timeout_s: float = 120.0
+    turn_deadline_s: float = 600.0
+    max_retries: int = 2
+    max_tool_calls: int = 20
+    max_completions: int = 30
+
+    theme: str | None = None
+
+    @property
+    def model_configured(self) -> bool:
+        return bool(self.model)
+
+    @property
+    def is_local_server(self) -> bool:
+        """A server on this machine needs no key (Ollama, vLLM, llama.cpp, LM Studio)."""
+        url = (self.base_url or "").lower()
+        return any(h in url for h in ("localhost", "127.0.0.1", "[::1]", "0.0.0.0"))
+
+
+def config_dir() -> Path:
+    return Path(os.environ.get("ASTRO_CONFIG_DIR") or user_config_dir(APP_NAME))
+
+
+def config_path() -> Path:
+    return config_dir() / "config.toml"
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("ASTRO_CACHE_DIR") or user_cache_dir(APP_NAME))
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"config file {path}: {exc}") from None
+
+
+def _read_env(environ: dict[str, str]) -> dict[str, Any]:
+    return {field: environ[var] for var, field in ENV_VARS.items() if environ.get(var)}
+
+
+def load_settings(
+    flags: dict[str, Any] | None = None,
+    *,
+    environ: dict[str, str] | None = None,
+    path: Path | None = None,
+) -> Settings:
+    """File, then environment, then flags; a flag given as None does not override."""
+    merged: dict[str, Any] = {}
+    merged.update(_read_file(path or config_path()))
+    merged.update(_read_env(dict(os.environ) if environ is None else environ))
+    merged.update({k: v for k, v in (flags or {}).items() if v is not None})
+    try:
+        return Settings(**merged)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "settings"
+        raise ConfigError(f"setting {where}: {first['msg']}") from None
+
+
+def write_setting(key: str, value: Any, *, path: Path | None = None) -> Path:
+    """Persist one key (e.g. the theme) atomically, mode 0600 since the file may hold a key."""
+    target = path or config_path()
+    data = _read_file(target)
+    data[key] = value
+    Settings(**data)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_suffix(".toml.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(_dump_toml(data))
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, target)
+    return target
+
+
+def _dump_toml(data: dict[str, Any]) -> str:
+    """Flat key = value TOML; our settings have no tables."""
+    lines = []
+    for key, value in sorted(data.items()):
+        if isinstance(value, bool):
+            text = "true" if value else "false"
+        elif isinstance(value, int | float):
+            text = repr(value)
+        else:
+            text = '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
+        lines.append(f"{key} = {text}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,274 @@
+"""One locked DuckDB connection per session, and guarded execution with limits.
+
+The engine half of the read-only guarantee lives here: every database is opened
+read-only, external access is switched off and the configuration locked before
+any statement from outside runs. `guard.check` is the parser half.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from astro_tui.config import Settings
+from astro_tui.data import guard
+from astro_tui.data.errors import (
+    DataError,
+    QueryCancelled,
+    QueryError,
+    QueryTimeout,
+    TargetError,
+    one_line,
+)
+from astro_tui.data.results import QueryResult
+from astro_tui.data.targets import Target, resolve_targets
+
+_BATCH = 65_536
+_BASE_CONFIG = {
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "allow_community_extensions": False,
+    "python_enable_replacements": False,
+}
+_READERS = {"csv": "read_csv", "json": "read_json_auto", "parquet": "read_parquet"}
+
+
+class CancelToken:
+    """Lets another thread stop the statement a caller is running, via its own cursor."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._cursors: set[duckdb.DuckDBPyConnection] = set()
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        with self._lock:
+            self.cancelled = True
+            cursors = list(self._cursors)
+        for cursor in cursors:
+            cursor.interrupt()
+
+    def _attach(self, cursor: duckdb.DuckDBPyConnection) -> None:
+        with self._lock:
+            self._cursors.add(cursor)
+            cancelled = self.cancelled
+        if cancelled:
+            cursor.interrupt()
+
+    def _detach(self, cursor: duckdb.DuckDBPyConnection) -> None:
+        with self._lock:
+            self._cursors.discard(cursor)
+
+
+class Database:
+    """The opened targets behind a locked connection; safe to use from many threads."""
+
+    def __init__(self, targets: Sequence[Target], settings: Settings, *, label: str) -> None:
+        self.settings = settings
+        self.targets = tuple(targets)
+        self.label = label
+        self._shim_dir: Path | None = None
+        self._con = self._connect()
+
+    @classmethod
+    def open(
+        cls,
+        specs: Sequence[str],
+        settings: Settings,
+        *,
+        on_build: Callable[[str], None] | None = None,
+    ) -> Database:
+        """Open the given targets, or the sample warehouse when none are given."""
+        if specs:
+            targets = resolve_targets(list(specs))
+            label = " ".join(specs)
+        else:
+            from astro_tui.data.sample import ensure_sample
+
+            path = ensure_sample(on_build)
+            targets = [Target(str(path), "duckdb", (path,), "warehouse")]
+            label = "sample warehouse"
+        return cls(targets, settings, label=label)
+
+    def _connect(self) -> duckdb.DuckDBPyConnection:
+        duck = [t for t in self.targets if t.kind == "duckdb"]
+        files = [t for t in self.targets if t.kind != "duckdb"]
+        if len(duck) == 1 and not files:
+            con = self._connect_file(duck[0].paths[0], duck[0].spec)
+            attach: list[Target] = []
+        else:
+            con = self._connect_file(self._build_shim(files), "file targets")
+            attach = duck
+        try:
+            for target in attach:
+                con.execute(f"ATTACH {_literal(str(target.paths[0]))} AS {_ident(target.name)} (READ_ONLY)")
+            parquet = [str(p) for t in files if t.kind == "parquet" for p in t.paths]
+            if parquet:
+                con.execute(f"SET allowed_paths = [{', '.join(_literal(p) for p in parquet)}]")
+            con.execute(f"SET memory_limit = {_literal(self.settings.memory_limit)}")
+            con.execute(f"SET threads = {int(self.settings.threads)}")
+            con.execute("SET enable_external_access = false")
+            con.execute("SET lock_configuration = true")
+        except duckdb.Error as exc:
+            con.close()
+            raise TargetError(f"cannot open targets: {one_line(exc)}") from None
+        return con
+
+    def _connect_file(self, path: Path, spec: str) -> duckdb.DuckDBPyConnection:
+        try:
+            return duckdb.connect(str(path), read_only=True, config=dict(_BASE_CONFIG))
+        except duckdb.Error as exc:
+            message = one_line(exc)
+            if "not a valid DuckDB database file" in message or "Corrupt" in message:
+                message = "not a DuckDB database file"
+            raise TargetError(f"{spec}: {message}") from None
+
+    def _build_shim(self, files: list[Target]) -> Path:
+        """A private DuckDB file holding CSV/JSON as tables and Parquet as views, opened read-only.
+
+        Materialising text files means broken rows surface when opening, and the engine
+        never needs access to them again; Parquet stays lazy behind `allowed_paths`.
+        """
+        self._shim_dir = Path(tempfile.mkdtemp(prefix="astro-"))
+        path = self._shim_dir / "targets.duckdb"
+        con = duckdb.connect(str(path), config=dict(_BASE_CONFIG))
+        try:
+            for target in files:
+                paths = "[" + ", ".join(_literal(str(p)) for p in target.paths) + "]"
+                source = f"{_READERS[target.kind]}({paths})"
+                verb = "VIEW" if target.kind == "parquet" else "TABLE"
+                try:
+                    con.execute(f"CREATE {verb} {_ident(target.name)} AS SELECT * FROM {source}")
+                    if verb == "VIEW":
+                        con.execute(f"SELECT * FROM {_ident(target.name)} LIMIT 0")
+                    comment = f"from {target.spec}"
+                    con.execute(f"COMMENT ON {verb} {_ident(target.name)} IS {_literal(comment)}")
+                except duckdb.Error as exc:
+                    raise TargetError(f"{target.spec}: {one_line(exc)}") from None
+            con.execute("CHECKPOINT")
+        except BaseException:
+            con.close()
+            self._remove_shim()
+            raise
+        con.close()
+        return path
+
+    def _remove_shim(self) -> None:
+        if self._shim_dir is not None:
+            shutil.rmtree(self._shim_dir, ignore_errors=True)
+            self._shim_dir = None
+
+    def close(self) -> None:
+        self._con.close()
+        self._remove_shim()
+
+    def __enter__(self) -> Database:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def execute(
+        self,
+        sql: str,
+        *,
+        row_cap: int | None = -1,
+        timeout: float | None = -1,
+        cancel: CancelToken | None = None,
+    ) -> QueryResult:
+        """Run one guarded, read-only statement; blocking, so call it off the UI loop.
+
+        `row_cap=-1`/`timeout=-1` mean the settings' values; None means no limit.
+        """
+        statement = guard.check(sql)
+        cap = self.settings.row_cap if row_cap == -1 else row_cap
+        limit = self.settings.query_timeout_s if timeout == -1 else timeout
+        return self._run(statement, cap=cap, timeout=limit, cancel=cancel)
+
+    def _run(
+        self,
+        statement: str,
+        *,
+        cap: int | None,
+        timeout: float | None,
+        cancel: CancelToken | None,
+    ) -> QueryResult:
+        cursor = self._con.cursor()
+        timed_out = threading.Event()
+
+        def on_timeout() -> None:
+            timed_out.set()
+            cursor.interrupt()
+
+        timer = threading.Timer(timeout, on_timeout) if timeout else None
+        if cancel is not None:
+            cancel._attach(cursor)
+        started = time.perf_counter()
+        try:
+            if timer is not None:
+                timer.daemon = True
+                timer.start()
+            table, truncated = _fetch(cursor, statement, cap)
+        except duckdb.Error as exc:
+            if timed_out.is_set():
+                raise QueryTimeout(f"query interrupted after the {timeout:g} s time limit") from None
+            if cancel is not None and cancel.cancelled:
+                raise QueryCancelled("query cancelled") from None
+            raise QueryError(one_line(exc)) from None
+        finally:
+            if timer is not None:
+                timer.cancel()
+            if cancel is not None:
+                cancel._detach(cursor)
+            cursor.close()
+        elapsed = (time.perf_counter() - started) * 1000
+        return QueryResult(statement, table, truncated, elapsed, cap)
+
+    def catalog_rows(self, sql: str, params: Sequence[object] = ()) -> list[tuple[object, ...]]:
+        """Trusted metadata queries of our own (never model or user SQL), unguarded."""
+        cursor = self._con.cursor()
+        try:
+            return cursor.execute(sql, list(params)).fetchall()
+        except duckdb.Error as exc:
+            raise QueryError(one_line(exc)) from None
+        finally:
+            cursor.close()
+
+
+def _fetch(cursor: duckdb.DuckDBPyConnection, statement: str, cap: int | None) -> tuple[pa.Table, bool]:
+    """Read at most cap + 1 rows: the extra probe row is how truncation is known."""
+    relation = cursor.sql(statement)
+    if relation is None:
+        return pa.table({}), False
+    if cap is None:
+        return relation.to_arrow_table(), False
+    reader = relation.to_arrow_reader(min(_BATCH, cap + 1))
+    batches: list[pa.RecordBatch] = []
+    seen = 0
+    for batch in reader:
+        batches.append(batch)
+        seen += batch.num_rows
+        if seen > cap:
+            break
+    table = pa.Table.from_batches(batches, schema=reader.schema)
+    if seen > cap:
+        return table.slice(0, cap), True
+    return table, False
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+__all__ = ["CancelToken", "DataError", "Database", "QueryResult"]

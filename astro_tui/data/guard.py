@@ -1,0 +1,139 @@
+"""The parser half of the read-only guarantee; the engine lock in `database.py` is the other.
+
+Statements are split and typed by DuckDB's own parser, then SELECTs are walked
+through DuckDB's JSON AST so that data-modifying CTEs, file readers and path
+scans are refused with a reason before anything runs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import duckdb
+
+from astro_tui.data.errors import GuardError, one_line
+
+_READ_ONLY_TYPES = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}
+
+_REFUSED_FUNCTIONS = {
+    "glob",
+    "getenv",
+    "query",
+    "sqlite_scan",
+    "sqlite_attach",
+    "postgres_scan",
+    "postgres_attach",
+    "mysql_scan",
+    "http_get",
+    "http_post",
+    "load_extension",
+    "duckdb_secrets",
+    "which_secret",
+}
+_REFUSED_PREFIXES = ("read_", "parquet_", "sniff_", "iceberg_", "delta_", "st_read", "write_")
+_MODIFYING_NODES = re.compile(r"(INSERT|UPDATE|DELETE|MERGE)")
+_PATH_LIKE = re.compile(r"[/\\]|://|\.(csv|tsv|parquet|json|jsonl|ndjson|txt|gz|zst|xlsx|db|duckdb)$", re.I)
+_EXPLAIN = re.compile(r"^\s*explain\s+(analyze\s+)?", re.I)
+
+_KIND_NAMES = {
+    "INSERT": "INSERT",
+    "UPDATE": "UPDATE",
+    "DELETE": "DELETE",
+    "CREATE": "CREATE",
+    "DROP": "DROP",
+    "ALTER": "ALTER",
+    "COPY": "COPY",
+    "COPY_DATABASE": "COPY DATABASE",
+    "ATTACH": "ATTACH",
+    "DETACH": "DETACH",
+    "LOAD": "INSTALL/LOAD",
+    "EXTENSION": "extension statement",
+    "SET": "SET/RESET/USE",
+    "VARIABLE_SET": "SET VARIABLE",
+    "PRAGMA": "PRAGMA",
+    "EXPORT": "EXPORT/IMPORT DATABASE",
+    "VACUUM": "VACUUM",
+    "TRANSACTION": "transaction control",
+    "CALL": "CALL/CHECKPOINT",
+    "PREPARE": "PREPARE",
+    "EXECUTE": "EXECUTE",
+    "ANALYZE": "ANALYZE",
+    "CREATE_FUNC": "CREATE FUNCTION/MACRO",
+    "MERGE_INTO": "MERGE INTO",
+    "MULTI": "multi-part statement (PIVOT that creates types)",
+}
+
+_local = threading.local()
+
+
+def _ast_connection() -> duckdb.DuckDBPyConnection:
+    """A private, empty connection per thread, used only to serialise ASTs."""
+    con = getattr(_local, "con", None)
+    if con is None:
+        con = duckdb.connect(":memory:", config={"enable_external_access": False})
+        _local.con = con
+    return con
+
+
+def check(sql: str) -> str:
+    """Return the single statement to run, or raise GuardError naming what was refused."""
+    if not sql or not sql.strip():
+        raise GuardError("refused: empty SQL")
+    try:
+        statements = duckdb.extract_statements(sql)
+    except duckdb.Error as exc:
+        raise GuardError(f"syntax error: {one_line(exc).removeprefix('Parser Error: ')}") from None
+    if len(statements) != 1:
+        raise GuardError(f"refused: exactly one statement is allowed, got {len(statements)}")
+    statement = statements[0]
+    if re.match(r"^\s*(import|export)\s+database", statement.query, re.I):
+        raise GuardError("refused: EXPORT/IMPORT DATABASE is not a read-only statement")
+    if statement.type not in _READ_ONLY_TYPES:
+        kind = _KIND_NAMES.get(statement.type.name, statement.type.name)
+        raise GuardError(f"refused: {kind} is not a read-only statement")
+    text = statement.query.strip().rstrip(";").strip()
+    _check_ast(_EXPLAIN.sub("", text, count=1))
+    return text
+
+
+def _check_ast(text: str) -> None:
+    raw = _ast_connection().execute("SELECT json_serialize_sql(?)", [text]).fetchone()
+    tree = json.loads(raw[0]) if raw else {}
+    if tree.get("error"):
+        message = str(tree.get("error_message", "cannot be parsed"))
+        if "Only SELECT" in message:
+            raise GuardError("refused: only a read-only query can be explained")
+        raise GuardError(f"refused: {one_line(Exception(message))}")
+    for node in _walk(tree.get("statements", [])):
+        node_type = node.get("type")
+        if isinstance(node_type, str) and node_type.endswith("_QUERY_NODE"):
+            match = _MODIFYING_NODES.search(node_type)
+            if match:
+                raise GuardError(f"refused: {match.group(1)} inside a query is not read-only")
+        name = node.get("function_name")
+        if isinstance(name, str) and _refused_function(name):
+            raise GuardError(f"refused: {name}() reads files, the network or the environment")
+        if node_type == "BASE_TABLE":
+            table = node.get("table_name", "")
+            if isinstance(table, str) and _PATH_LIKE.search(table):
+                raise GuardError(f"refused: '{table}' is a file or URL, not a table of the database")
+
+
+def _refused_function(name: str) -> bool:
+    lowered = name.lower()
+    return lowered in _REFUSED_FUNCTIONS or lowered.startswith(_REFUSED_PREFIXES)
+
+
+def _walk(value: Any) -> Iterator[dict[str, Any]]:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            yield item
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)

@@ -1,0 +1,48 @@
+"""A query's result as Arrow, with what the user must know about it: cut or not, how long."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+
+@dataclass(frozen=True, slots=True)
+class QueryResult:
+    """Rows capped at `row_cap`; `truncated` comes from a probe row, so it is never a guess."""
+
+    sql: str
+    table: pa.Table
+    truncated: bool
+    elapsed_ms: float
+    row_cap: int | None = None
+    description: str | None = field(default=None)
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self.table.column_names)
+
+    @property
+    def row_count(self) -> int:
+        return self.table.num_rows
+
+    def rows(self, limit: int | None = None) -> list[tuple[Any, ...]]:
+        """Python tuples for the first `limit` rows; the Arrow table stays the source."""
+        table = self.table if limit is None else self.table.slice(0, limit)
+        columns = [col.to_pylist() for col in table.columns]
+        return list(zip(*columns, strict=True)) if columns else []
+
+    def records(self, limit: int | None = None) -> list[dict[str, Any]]:
+        table = self.table if limit is None else self.table.slice(0, limit)
+        return table.to_pylist()
+
+    def count_text(self) -> str:
+        """'12 rows', or '100,000 of more than 100,000 rows' when the cap cut it."""
+        n = self.row_count
+        if self.truncated:
+            return f"{n:,} of more than {n:,} rows"
+        return f"{n:,} row" + ("" if n == 1 else "s")
+
+    def status_text(self) -> str:
+        return f"{self.count_text()} · {self.elapsed_ms:,.0f} ms"

@@ -1,0 +1,108 @@
+"""What the user asked to open: DuckDB files, data files or globs, resolved before any connect."""
+
+from __future__ import annotations
+
+import glob
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from astro_tui.data.errors import TargetError
+
+TargetKind = Literal["duckdb", "csv", "parquet", "json"]
+
+_DUCKDB_SUFFIXES = {".duckdb", ".db", ".ddb"}
+_FILE_KINDS: dict[str, TargetKind] = {
+    ".csv": "csv",
+    ".tsv": "csv",
+    ".txt": "csv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".json": "json",
+    ".jsonl": "json",
+    ".ndjson": "json",
+}
+_COMPRESSION = {".gz", ".zst"}
+_DUCKDB_MAGIC = b"DUCK"
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """One thing to open; `name` is the table (files) or database alias (DuckDB) it becomes."""
+
+    spec: str
+    kind: TargetKind
+    paths: tuple[Path, ...]
+    name: str
+
+
+def resolve_targets(specs: list[str] | tuple[str, ...]) -> list[Target]:
+    """Check every spec exists and has a known kind; raise TargetError on the first that doesn't."""
+    targets: list[Target] = []
+    taken: set[str] = set()
+    for spec in specs:
+        target = _resolve(spec)
+        name, n = target.name, 2
+        while name.lower() in taken:
+            name, n = f"{target.name}_{n}", n + 1
+        taken.add(name.lower())
+        targets.append(Target(target.spec, target.kind, target.paths, name))
+    return targets
+
+
+def _resolve(spec: str) -> Target:
+    if glob.has_magic(spec):
+        paths = tuple(Path(p).resolve() for p in sorted(glob.glob(spec, recursive=True)))
+        paths = tuple(p for p in paths if p.is_file())
+        if not paths:
+            raise TargetError(f"{spec}: no files match")
+        kinds = {_kind_of(p) for p in paths}
+        if len(kinds) != 1 or "duckdb" in kinds:
+            raise TargetError(f"{spec}: a glob must match data files of one kind (CSV, Parquet or JSON)")
+        stem = _stem(Path(re.sub(r"[*?\[\]]+", "", Path(spec).name) or "files"))
+        return Target(spec, kinds.pop(), paths, _identifier(stem or "files"))
+    path = Path(spec).expanduser()
+    if not path.exists():
+        raise TargetError(f"{spec}: no such file")
+    if path.is_dir():
+        raise TargetError(f"{spec}: is a directory (give a .duckdb file, data files or a glob)")
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(16)
+    except OSError as exc:
+        raise TargetError(f"{spec}: cannot read ({exc.strerror or exc})") from None
+    kind = _kind_of(path, head)
+    name = path.stem if kind == "duckdb" else _stem(path)
+    return Target(spec, kind, (path.resolve(),), _identifier(name))
+
+
+def _kind_of(path: Path, head: bytes | None = None) -> TargetKind:
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] in _COMPRESSION:
+        suffixes = suffixes[:-1]
+    suffix = suffixes[-1] if suffixes else ""
+    if head is not None and head[8:12] == _DUCKDB_MAGIC:
+        return "duckdb"
+    if suffix in _DUCKDB_SUFFIXES:
+        if head is not None:
+            raise TargetError(f"{path}: not a DuckDB database file")
+        return "duckdb"
+    if suffix in _FILE_KINDS:
+        return _FILE_KINDS[suffix]
+    raise TargetError(f"{path}: unknown file type (expected .duckdb, .csv, .parquet or .json)")
+
+
+def _stem(path: Path) -> str:
+    name = path.name
+    for suffix in reversed(path.suffixes):
+        name = name.removesuffix(suffix)
+    return name.rstrip("_-. ") or path.name
+
+
+def _identifier(name: str) -> str:
+    """Table names a user can type without quotes; the original file name stays in `spec`."""
+    cleaned = re.sub(r"\W+", "_", name).strip("_").lower()
+    if not cleaned or cleaned[0].isdigit():
+        cleaned = f"t_{cleaned}"
+    return cleaned

@@ -1,0 +1,21 @@
+"""Where shipped files live: inside the wheel, or at the top of a checkout."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def resource_dir(name: str) -> Path:
+    """`styles` or `warehouse`, from the wheel's copy or the checkout's."""
+    bundled = _PACKAGE / "_resources" / name
+    if bundled.is_dir():
+        return bundled
+    return _PACKAGE.parent / name
+
+
+def checkout_root() -> Path | None:
+    """The source checkout we run from, if any (editable install or `uv run` in a clone)."""
+    root = _PACKAGE.parent
+    return root if (root / "pyproject.toml").is_file() and (root / "warehouse").is_dir() else None
