@@ -7,6 +7,7 @@ any statement from outside runs. `guard.check` is the parser half.
 
 from __future__ import annotations
 
+import csv
 import shutil
 import tempfile
 import threading
@@ -68,12 +69,16 @@ class CancelToken:
 
 
 class Database:
-    """The opened targets behind a locked connection; safe to use from many threads."""
+    """The opened targets behind a locked connection; safe to use from many threads.
 
-    def __init__(self, targets: Sequence[Target], settings: Settings, *, label: str) -> None:
+    `key` names the opened data for per-database state (context notes, conversations).
+    """
+
+    def __init__(self, targets: Sequence[Target], settings: Settings, *, label: str, key: str) -> None:
         self.settings = settings
         self.targets = tuple(targets)
         self.label = label
+        self.key = key
         self._shim_dir: Path | None = None
         self._con = self._connect()
 
@@ -89,13 +94,15 @@ class Database:
         if specs:
             targets = resolve_targets(list(specs))
             label = " ".join(specs)
+            key = "-".join(t.name for t in targets)[:80]
         else:
             from astro_tui.data.sample import ensure_sample
 
             path = ensure_sample(on_build)
             targets = [Target(str(path), "duckdb", (path,), "warehouse")]
             label = "sample warehouse"
-        return cls(targets, settings, label=label)
+            key = "sample"
+        return cls(targets, settings, label=label, key=key)
 
     def _connect(self) -> duckdb.DuckDBPyConnection:
         duck = [t for t in self.targets if t.kind == "duckdb"]
@@ -148,6 +155,9 @@ class Database:
                     con.execute(f"CREATE {verb} {_ident(target.name)} AS SELECT * FROM {source}")
                     if verb == "VIEW":
                         con.execute(f"SELECT * FROM {_ident(target.name)} LIMIT 0")
+                    if target.kind == "csv":
+                        width = len(con.execute(f"DESCRIBE {_ident(target.name)}").fetchall())
+                        _check_csv_width(target, width)
                     comment = f"from {target.spec}"
                     con.execute(f"COMMENT ON {verb} {_ident(target.name)} IS {_literal(comment)}")
                 except duckdb.Error as exc:
@@ -261,6 +271,21 @@ def _fetch(cursor: duckdb.DuckDBPyConnection, statement: str, cap: int | None) -
     if seen > cap:
         return table.slice(0, cap), True
     return table, False
+
+
+def _check_csv_width(target: Target, width: int) -> None:
+    """DuckDB's sniffer falls back to one column (or loses the header) on broken rows; say so."""
+    for path in target.paths:
+        if path.suffix.lower() in (".gz", ".zst"):
+            continue
+        with path.open(encoding="utf-8", errors="replace", newline="") as fh:
+            first = fh.readline()
+        fields = max(len(next(csv.reader([first], delimiter=d), [])) for d in ",\t;|")
+        if fields > 1 and fields != width:
+            raise TargetError(
+                f"{target.spec}: rows do not match the header ({fields} fields in the header, "
+                f"{width} read): the file has broken rows"
+            )
 
 
 def _literal(text: str) -> str:

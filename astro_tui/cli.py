@@ -1,0 +1,236 @@
+"""The `astro` command: the full-screen app, plus headless `sql`, `shell`, `ask` and `config`.
+
+A thin consumer of the data, catalog and agent layers; every failure ends in
+one line on stderr and a non-zero exit, never a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from astro_tui import __version__
+from astro_tui.config import ConfigError, Settings, config_path, load_settings
+
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+
+
+class _DefaultGroup(click.Group):
+    """`astro db.duckdb` opens the app: anything that is not a subcommand is a target."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
+            args = ["open", *args]
+        return super().parse_args(ctx, args)
+
+
+def _model_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    func = click.option("--base-url", help="OpenAI-compatible server URL (overrides OPENAI_BASE_URL).")(func)
+    func = click.option("--model", help="Model name (overrides ASTRO_MODEL).")(func)
+    return func
+
+
+def _limit_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    func = click.option("--timeout", type=float, help="Query time limit in seconds (default 30).")(func)
+    func = click.option("--max-rows", type=int, help="Row cap for results (default 100,000).")(func)
+    return func
+
+
+def _settings(**flags: Any) -> Settings:
+    mapping = {"timeout": "query_timeout_s", "max_rows": "row_cap"}
+    try:
+        return load_settings({mapping.get(k, k): v for k, v in flags.items()})
+    except ConfigError as exc:
+        _fail(str(exc), EXIT_USAGE)
+
+
+def _fail(message: str, code: int = EXIT_FAILURE) -> None:
+    from astro_tui.data.text_table import inert
+
+    click.echo(f"astro: {inert(message, keep_newlines=False)}", err=True)
+    sys.exit(code)
+
+
+def _open_database(targets: tuple[str, ...], settings: Settings) -> Any:
+    from astro_tui.data.database import Database
+    from astro_tui.data.errors import DataError
+
+    try:
+        return Database.open(list(targets), settings, on_build=lambda msg: click.echo(msg, err=True))
+    except DataError as exc:
+        _fail(str(exc))
+
+
+@click.group(cls=_DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="astro")
+def main() -> None:
+    """Ask a database questions in plain language; every value in the answer comes from the database.
+
+    With no command, `astro [TARGET...]` opens the full-screen app. A TARGET is a
+    DuckDB file (opened read-only), CSV/Parquet/JSON files or globs; with none,
+    the sample warehouse.
+    """
+
+
+@main.command("open", hidden=True)
+@click.argument("targets", nargs=-1)
+@_model_options
+@_limit_options
+def open_app(targets: tuple[str, ...], **flags: Any) -> None:
+    """Open the full-screen app on TARGETS (default: the sample warehouse)."""
+    settings = _settings(**flags)
+    from astro_tui.ui.app import run_app
+
+    sys.exit(run_app(list(targets), settings))
+
+
+@main.command()
+@click.argument("sql")
+@click.argument("targets", nargs=-1)
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True
+)
+@_limit_options
+def sql(sql: str, targets: tuple[str, ...], fmt: str, **flags: Any) -> None:
+    """Run one read-only SQL statement against TARGETS and print the result."""
+    from astro_tui.data.errors import DataError
+    from astro_tui.data.text_table import format_table, inert, json_safe
+
+    settings = _settings(**flags)
+    db = _open_database(targets, settings)
+    try:
+        result = db.execute(sql)
+    except DataError as exc:
+        _fail(str(exc))
+    finally:
+        db.close()
+    if fmt == "table":
+        click.echo(format_table(result, max_rows=settings.row_cap))
+    elif fmt == "csv":
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow([inert(c, keep_newlines=False) for c in result.columns])
+        for row in result.rows():
+            writer.writerow(["" if v is None else inert(str(v)) for v in row])
+    else:
+        payload = {
+            "columns": result.columns,
+            "rows": [[json_safe(v) for v in row] for row in result.rows()],
+            "row_count": result.row_count,
+            "truncated": result.truncated,
+            "elapsed_ms": round(result.elapsed_ms, 3),
+            "sql": result.sql,
+        }
+        click.echo(json.dumps(payload, ensure_ascii=True))
+    if result.truncated:
+        click.echo(f"astro: {result.count_text()} (raise --max-rows to see more)", err=True)
+
+
+@main.command()
+@click.argument("command")
+@click.argument("targets", nargs=-1)
+def shell(command: str, targets: tuple[str, ...]) -> None:
+    """Run one metadata-shell COMMAND (ls, cat, grep, find, …) over the catalog of TARGETS."""
+    from astro_tui.catalog.introspect import load_catalog
+    from astro_tui.catalog.shell import Shell
+    from astro_tui.data.text_table import inert
+
+    settings = _settings()
+    db = _open_database(targets, settings)
+    try:
+        result = Shell(load_catalog(db), db).run(command)
+    finally:
+        db.close()
+    if result.output:
+        stream_err = result.exit_code == EXIT_USAGE
+        click.echo(inert(result.output.rstrip("\n")), err=stream_err)
+    sys.exit(result.exit_code)
+
+
+@main.command()
+@click.argument("question")
+@click.argument("targets", nargs=-1)
+@click.option("--json", "json_output", is_flag=True, help="Print exactly one JSON object on stdout.")
+@_model_options
+@_limit_options
+def ask(question: str, targets: tuple[str, ...], json_output: bool, **flags: Any) -> None:
+    """Answer QUESTION about TARGETS in one headless turn: progress on stderr, answer on stdout."""
+    settings = _settings(**flags)
+    from astro_tui.agent.headless import run_ask
+    from astro_tui.agent.state import state_dir
+    from astro_tui.llm.errors import model_not_configured_message
+
+    if not settings.model_configured:
+        click.echo(model_not_configured_message(), err=True)
+        sys.exit(EXIT_USAGE)
+    db = _open_database(targets, settings)
+    try:
+        code = asyncio.run(
+            run_ask(
+                question,
+                db,
+                settings,
+                json_output=json_output,
+                state_dir=state_dir(),
+                out=sys.stdout,
+                err=sys.stderr,
+            )
+        )
+    except KeyboardInterrupt:
+        code = 130
+    finally:
+        db.close()
+    sys.exit(code)
+
+
+@main.group(invoke_without_command=True)
+@click.pass_context
+def config(ctx: click.Context) -> None:
+    """Show the effective settings and where they come from."""
+    if ctx.invoked_subcommand is not None:
+        return
+    settings = _settings()
+    click.echo(f"config file: {config_path()}{'' if config_path().exists() else ' (not created)'}")
+    for name, value in settings.model_dump().items():
+        if name == "api_key":
+            value = "(set)" if value else "(not set)"
+        click.echo(f"{name} = {value if value is not None else '(not set)'}")
+
+
+@config.command("set")
+@click.argument("key")
+@click.argument("value")
+def config_set(key: str, value: str) -> None:
+    """Persist KEY = VALUE in the config file (written with mode 0600)."""
+    from astro_tui.config import write_setting
+
+    if key not in Settings.model_fields:
+        _fail(f"unknown setting '{key}' (see `astro config`)", EXIT_USAGE)
+    parsed: Any = value
+    annotation = str(Settings.model_fields[key].annotation)
+    if "int" in annotation and "float" not in annotation:
+        parsed = _number(value, int)
+    elif "float" in annotation:
+        parsed = _number(value, float)
+    try:
+        path = write_setting(key, parsed)
+    except (ConfigError, ValueError) as exc:
+        _fail(str(exc).splitlines()[0], EXIT_USAGE)
+    click.echo(f"{key} saved in {path}")
+
+
+def _number(value: str, kind: type) -> Any:
+    try:
+        return kind(value)
+    except ValueError:
+        _fail(f"'{value}' is not a number", EXIT_USAGE)
+
+
+if __name__ == "__main__":
+    main()
