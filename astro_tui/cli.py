@@ -91,7 +91,7 @@ def open_app(targets: tuple[str, ...], **flags: Any) -> None:
     sys.exit(run_app(list(targets), settings))
 
 
-@main.command()
+@main.command(context_settings={"ignore_unknown_options": True})
 @click.argument("sql")
 @click.argument("targets", nargs=-1)
 @click.option(

@@ -263,7 +263,7 @@ def tool_call_chunks(
     for i, cid, name, args in prepared:
         index = 0 if style == "index_zero" else i
         head: dict[str, Any] = {"index": index, "type": "function", "function": {"name": name}}
-        if style not in ("no_id",):
+        if style != "no_id":
             head["id"] = cid
         if style == "no_index":
             del head["index"]
@@ -339,6 +339,45 @@ def error(
 
 def json_response(body: Any, status: int = 200, headers: Mapping[str, str] | None = None) -> Respond:
     return Respond(status, body, dict(headers or {}))
+
+
+def chat_completion(
+    text: str = "",
+    *,
+    tool_calls: Sequence[tuple[str, Mapping[str, Any] | str]] = (),
+    finish_reason: str | None = None,
+    usage: bool = True,
+) -> Respond:
+    """A whole, non-streamed completion: what a server that ignores ``stream: true`` sends."""
+    message: dict[str, Any] = {"role": "assistant", "content": text or None}
+    if tool_calls:
+        message["tool_calls"] = [
+            {
+                "id": f"call_fake_{i}",
+                "type": "function",
+                "function": {
+                    "name": name,
+                    "arguments": args if isinstance(args, str) else json.dumps(args),
+                },
+            }
+            for i, (name, args) in enumerate(tool_calls)
+        ]
+    body: dict[str, Any] = {
+        "id": COMPLETION_ID,
+        "object": "chat.completion",
+        "created": 1_700_000_000,
+        "model": MODEL,
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": finish_reason or ("tool_calls" if tool_calls else "stop"),
+            }
+        ],
+    }
+    if usage:
+        body["usage"] = {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15}
+    return Respond(200, body)
 
 
 def _chunks_of(after: Reply | Sequence[Chunk]) -> tuple[Chunk, ...]:
@@ -570,6 +609,7 @@ class FakeOpenAI:
 
     def start(self) -> FakeOpenAI:
         if self._httpd is None:
+            self._stopping.clear()
             self._httpd = _HTTPServer(self)
             self._thread = threading.Thread(
                 target=self._httpd.serve_forever,

@@ -57,7 +57,10 @@ def test_every_tool_call_style_gives_the_same_calls() -> None:
         results[style] = [(c.id, c.name, json.loads(c.arguments)) for c in done.tool_calls]
         assert done.finish_reason == "tool_calls", style
         assert not done.truncated
-    expected = [("call_fake_0", "run_sql", {"sql": "select 1"}), ("call_fake_1", "shell", {"command": "ls /sales"})]
+    expected = [
+        ("call_fake_0", "run_sql", {"sql": "select 1"}),
+        ("call_fake_1", "shell", {"command": "ls /sales"}),
+    ]
     for style, calls in results.items():
         assert calls == expected, style
 
@@ -103,8 +106,12 @@ def test_generated_ids_avoid_real_ones() -> None:
 
 def test_arguments_as_an_object_and_repeated_whole() -> None:
     chunks = [
-        delta_chunk({"tool_calls": [{"index": 0, "id": "a", "function": {"name": "f", "arguments": {"x": 1}}}]}),
-        delta_chunk({"tool_calls": [{"index": 1, "id": "b", "function": {"name": "g", "arguments": '{"y": 2}'}}]}),
+        delta_chunk(
+            {"tool_calls": [{"index": 0, "id": "a", "function": {"name": "f", "arguments": {"x": 1}}}]}
+        ),
+        delta_chunk(
+            {"tool_calls": [{"index": 1, "id": "b", "function": {"name": "g", "arguments": '{"y": 2}'}}]}
+        ),
         delta_chunk({"tool_calls": [{"index": 1, "id": "b", "function": {"arguments": '{"y": 2}'}}]}),
         delta_chunk({}, finish="tool_calls"),
     ]

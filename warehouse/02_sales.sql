@@ -181,7 +181,7 @@ FROM (
 );
 
 CREATE TABLE sales.customers (
-    customer_id         BIGINT PRIMARY KEY,
+    customer_id         BIGINT NOT NULL,
     region_id           INTEGER NOT NULL REFERENCES sales.regions (region_id),
     first_name          VARCHAR NOT NULL,
     last_name           VARCHAR NOT NULL,
@@ -197,14 +197,21 @@ CREATE TABLE sales.customers (
 
 INSERT INTO sales.customers
 WITH base AS (
-    SELECT c.customer_id, c.region_id, c.signup_at, r.culture, r.phone_prefix,
+    SELECT c.customer_id, c.region_id, c.signup_at, r.phone_prefix, r.culture,
            u01(c.customer_id, 'test') < 0.002 AS is_test,
-           n.first_names[1 + pick(c.customer_id, 'first', len(n.first_names))] AS first_name,
-           n.last_names[1 + pick(c.customer_id, 'last', len(n.last_names))] AS last_name,
-           n.email_domains[1 + pick(c.customer_id, 'domain', len(n.email_domains))] AS domain
+           pick(c.customer_id, 'first', n.n_first) AS fi,
+           pick(c.customer_id, 'last', n.n_last) AS li,
+           pick(c.customer_id, 'domain', n.n_domain) AS di
     FROM t_customers c
     JOIN p_regions r USING (region_id)
-    JOIN p_names n USING (culture)
+    JOIN p_name_counts n USING (culture)
+), named AS (
+    SELECT b.*, f.name AS first_name, f.slug AS first_slug, l.name AS last_name, l.slug AS last_slug,
+           d.name AS domain
+    FROM base b
+    JOIN p_name_parts f ON f.culture = b.culture AND f.part = 'first' AND f.i = b.fi
+    JOIN p_name_parts l ON l.culture = b.culture AND l.part = 'last' AND l.i = b.li
+    JOIN p_name_parts d ON d.culture = b.culture AND d.part = 'domain' AND d.i = b.di
 )
 SELECT customer_id, region_id,
        CASE WHEN is_test THEN 'Test' ELSE first_name END,
@@ -213,9 +220,7 @@ SELECT customer_id, region_id,
            WHEN is_test THEN 'qa+' || customer_id || '@astro-test.internal'
            -- most East China shoppers sign up with a phone number only
            WHEN region_id = 5 AND u01(customer_id, 'email') < 0.45 THEN NULL
-           ELSE lower(regexp_replace(strip_accents(first_name), '[^A-Za-z]', '', 'g')) || '.'
-                || lower(regexp_replace(strip_accents(last_name), '[^A-Za-z]', '', 'g'))
-                || (customer_id % 997) || '@' || domain
+           ELSE first_slug || '.' || last_slug || (customer_id % 997) || '@' || domain
        END,
        CASE
            WHEN region_id <> 5 AND u01(customer_id, 'phone') < 0.40 THEN NULL
@@ -238,8 +243,10 @@ SELECT customer_id, region_id,
        END,
        u01(customer_id, 'optin') < 0.62,
        is_test
-FROM base
+FROM named
 ORDER BY customer_id;
+
+ALTER TABLE sales.customers ADD PRIMARY KEY (customer_id);
 
 ------------------------------------------------------------------------------
 -- products
@@ -437,7 +444,7 @@ FROM (
 GROUP BY order_id;
 
 CREATE TABLE sales.orders (
-    order_id       BIGINT PRIMARY KEY,
+    order_id       BIGINT NOT NULL,
     customer_id    BIGINT NOT NULL REFERENCES sales.customers (customer_id),
     store_id       INTEGER NOT NULL REFERENCES sales.stores (store_id),
     order_ts       TIMESTAMP NOT NULL,
@@ -473,6 +480,9 @@ SELECT order_id, customer_id, store_id, order_ts, CAST(order_ts AS DATE), status
 FROM fee
 ORDER BY order_id;
 
+-- Keys are added after the bulk load: building the index once is cheaper than row by row.
+ALTER TABLE sales.orders ADD PRIMARY KEY (order_id);
+
 CREATE TABLE sales.order_items (
     order_id        BIGINT NOT NULL REFERENCES sales.orders (order_id),
     line_number     INTEGER NOT NULL,
@@ -480,8 +490,7 @@ CREATE TABLE sales.order_items (
     quantity        INTEGER NOT NULL,
     unit_price      DECIMAL(12, 2) NOT NULL,
     discount_amount DECIMAL(12, 2) NOT NULL,
-    line_amount     DECIMAL(12, 2) NOT NULL,
-    PRIMARY KEY (order_id, line_number)
+    line_amount     DECIMAL(12, 2) NOT NULL
 );
 
 INSERT INTO sales.order_items
@@ -490,6 +499,8 @@ SELECT order_id, line_number, product_id, quantity, unit_price,
        quantity * unit_price - money(quantity * unit_price * discount_rate)
 FROM t_items
 ORDER BY order_id, line_number;
+
+ALTER TABLE sales.order_items ADD PRIMARY KEY (order_id, line_number);
 
 ------------------------------------------------------------------------------
 -- refunds: full refunds of 'refunded' orders plus partial refunds of completed ones

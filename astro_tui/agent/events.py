@@ -117,9 +117,16 @@ class ErrorEvent:
 
 @dataclass(frozen=True, slots=True)
 class UsageEvent:
+    """Tokens of one model reply; `Done.usage` holds the sum over the turn.
+
+    `cached_tokens` is the part of the prompt the server served from its cache
+    (when it says so), which shows whether the stable prompt prefix pays off.
+    """
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
+    cached_tokens: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,9 +138,15 @@ class RetryEvent:
 
 @dataclass(frozen=True, slots=True)
 class Done:
+    """Always the last event of a turn (except when the turn is cancelled: then nothing follows).
+
+    `completions` counts model replies in the turn, `tool_calls` the calls executed.
+    """
+
     reason: DoneReason
     tool_calls: int = 0
     usage: UsageEvent = field(default_factory=UsageEvent)
+    completions: int = 0
 
 
 AgentEvent = (

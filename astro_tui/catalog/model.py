@@ -86,12 +86,20 @@ class Catalog:
     schemas: tuple[Schema, ...]
     databases: tuple[str, ...] = ()
     _by_key: dict[tuple[str | None, str, str], Table] = field(default_factory=dict, compare=False, repr=False)
+    _by_name: dict[str, list[Table]] = field(default_factory=dict, compare=False, repr=False)
+    _by_schema_name: dict[tuple[str, str], list[Table]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     def __post_init__(self) -> None:
-        index = self._by_key
+        index, by_name, by_schema_name = self._by_key, self._by_name, self._by_schema_name
         for schema in self.schemas:
+            schema_lower = schema.name.lower()
             for table in schema.tables:
-                index[(schema.database, schema.name.lower(), table.name.lower())] = table
+                table_lower = table.name.lower()
+                index[(schema.database, schema_lower, table_lower)] = table
+                by_name.setdefault(table_lower, []).append(table)
+                by_schema_name.setdefault((schema_lower, table_lower), []).append(table)
 
     @property
     def multi_database(self) -> bool:
@@ -105,15 +113,18 @@ class Catalog:
         """Look up `table`, `schema.table` or `db.schema.table`, case-insensitively."""
         parts = [p.strip('"') for p in name.split(".")]
         if len(parts) == 3:
-            return self._by_key.get((parts[0], parts[1].lower(), parts[2].lower()))
-        if len(parts) == 2:
+            found = self._by_key.get((parts[0], parts[1].lower(), parts[2].lower()))
+            if found is not None or self.multi_database:
+                return found
             matches = [
                 t
-                for (db, schema, table), t in self._by_key.items()
-                if schema == parts[0].lower() and table == parts[1].lower()
+                for t in self._by_schema_name.get((parts[1].lower(), parts[2].lower()), [])
+                if (t.database or "").lower() in ("", parts[0].lower())
             ]
-            return matches[0] if len(matches) == 1 else None
-        matches = [t for (_, _, table), t in self._by_key.items() if table == parts[0].lower()]
+        elif len(parts) == 2:
+            matches = self._by_schema_name.get((parts[0].lower(), parts[1].lower()), [])
+        else:
+            matches = self._by_name.get(parts[0].lower(), [])
         return matches[0] if len(matches) == 1 else None
 
     def schema_summary(self) -> list[tuple[str, int]]:

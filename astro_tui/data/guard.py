@@ -87,14 +87,20 @@ def check(sql: str) -> str:
         statements = duckdb.extract_statements(sql)
     except duckdb.Error as exc:
         raise GuardError(f"syntax error: {one_line(exc).removeprefix('Parser Error: ')}") from None
+    if not statements:
+        raise GuardError("refused: empty SQL")
     if len(statements) != 1:
         raise GuardError(f"refused: exactly one statement is allowed, got {len(statements)}")
     statement = statements[0]
     if re.match(r"^\s*(import|export)\s+database", statement.query, re.I):
         raise GuardError("refused: EXPORT/IMPORT DATABASE is not a read-only statement")
-    if statement.type not in _READ_ONLY_TYPES:
-        kind = _KIND_NAMES.get(statement.type.name, statement.type.name)
-        raise GuardError(f"refused: {kind} is not a read-only statement")
+    try:
+        kind = statement.type
+    except ValueError:
+        raise GuardError("refused: not a read-only statement") from None
+    if kind not in _READ_ONLY_TYPES:
+        name = _KIND_NAMES.get(kind.name, kind.name)
+        raise GuardError(f"refused: {name} is not a read-only statement")
     text = statement.query.strip().rstrip(";").strip()
     _check_ast(_EXPLAIN.sub("", text, count=1))
     return text

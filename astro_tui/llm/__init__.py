@@ -5,8 +5,13 @@ Nothing here imports openai at import time; see ``client.ChatClient``.
 
 from astro_tui.llm.accumulator import DeltaAccumulator
 from astro_tui.llm.client import ChatClient
-from astro_tui.llm.errors import LLMError, deadline_error, truncation_error
-from astro_tui.llm.howto import missing_key_message, model_not_configured_message
+from astro_tui.llm.errors import (
+    LLMError,
+    deadline_error,
+    missing_key_message,
+    model_not_configured_message,
+    truncation_error,
+)
 from astro_tui.llm.messages import (
     Completion,
     ReasoningDelta,

@@ -3,8 +3,12 @@
 Servers that claim OpenAI compatibility disagree on how tool calls stream: Ollama
 sends each call whole, OpenAI and vLLM send argument fragments, some omit
 ``index`` or ``id``, some repeat them on every chunk, some say "stop" after
-calling tools. The accumulator reads chunks by attribute only (it never imports
-openai) and decides by what actually arrived.
+calling tools. The accumulator decides by what actually arrived.
+
+It works on the parsed JSON dicts (the client streams those: building the SDK's
+pydantic chunk objects costs ~100x more per token than this whole module) and
+also accepts SDK ``ChatCompletionChunk`` objects, converted on the way in. Any
+field may be missing or of the wrong type; such fields are ignored.
 """
 
 from __future__ import annotations
@@ -66,68 +70,59 @@ class DeltaAccumulator:
         return bool(self._text or self._reasoning or self._calls)
 
     def feed(self, chunk: Any) -> list[StreamDelta]:
-        usage = getattr(chunk, "usage", None)
-        if usage is not None:
+        """Take one chunk (parsed JSON dict, or an SDK ``ChatCompletionChunk``)."""
+        if type(chunk) is not dict:
+            chunk = as_dict(chunk)
+        usage = chunk.get("usage")
+        if usage:
             self._usage = usage
-        choices = getattr(chunk, "choices", None)
-        if not choices:
+        choices = chunk.get("choices")
+        if not choices or type(choices) is not list:
             return []
         out: list[StreamDelta] = []
         for choice in choices:
-            if getattr(choice, "index", 0):
+            if type(choice) is not dict or choice.get("index"):
                 continue  # n > 1 is never requested; ignore stray alternatives
-            delta = getattr(choice, "delta", None)
-            if delta is not None:
+            delta = choice.get("delta")
+            if delta and type(delta) is dict:
                 self._feed_delta(delta, out)
-            reason = getattr(choice, "finish_reason", None)
-            if reason:
+            reason = choice.get("finish_reason")
+            if reason and isinstance(reason, str):
                 self._finish_reason = reason
         return out
 
-    def _feed_delta(self, delta: Any, out: list[StreamDelta]) -> None:
-        extra = getattr(delta, "__pydantic_extra__", None)
-        if extra is None:
-            reasoning = getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None)
-        elif extra:
-            reasoning = extra.get("reasoning_content") or extra.get("reasoning")
-        else:
-            reasoning = None
+    def _feed_delta(self, delta: dict[str, Any], out: list[StreamDelta]) -> None:
+        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
         if reasoning and isinstance(reasoning, str):
             self._reasoning.append(reasoning)
             out.append(ReasoningDelta(reasoning))
 
-        content = getattr(delta, "content", None)
+        content = delta.get("content")
         if content and isinstance(content, str):
             self._text.append(content)
             out.append(TextDelta(content))
-        refusal = getattr(delta, "refusal", None)
+        refusal = delta.get("refusal")
         if refusal and isinstance(refusal, str):
             self._text.append(refusal)
             out.append(TextDelta(refusal))
 
-        tool_calls = getattr(delta, "tool_calls", None)
-        if tool_calls:
+        tool_calls = delta.get("tool_calls")
+        if tool_calls and type(tool_calls) is list:
             for tc in tool_calls:
-                fn = getattr(tc, "function", None)
-                self._feed_call(
-                    getattr(tc, "index", None),
-                    getattr(tc, "id", None),
-                    getattr(fn, "name", None) if fn is not None else None,
-                    getattr(fn, "arguments", None) if fn is not None else None,
-                )
+                if type(tc) is not dict:
+                    continue
+                fn = tc.get("function")
+                if type(fn) is not dict:
+                    fn = {}
+                self._feed_call(tc.get("index"), tc.get("id"), fn.get("name"), fn.get("arguments"))
         else:
-            legacy = getattr(delta, "function_call", None)
-            if legacy is not None:
-                self._feed_call(
-                    _LEGACY_FUNCTION_CALL,
-                    None,
-                    getattr(legacy, "name", None),
-                    getattr(legacy, "arguments", None),
-                )
+            legacy = delta.get("function_call")
+            if legacy and type(legacy) is dict:
+                self._feed_call(_LEGACY_FUNCTION_CALL, None, legacy.get("name"), legacy.get("arguments"))
 
     def _feed_call(self, index: Any, call_id: Any, name: Any, arguments: Any) -> None:
         call_id = call_id if isinstance(call_id, str) and call_id else None
-        if isinstance(index, int):
+        if type(index) is int:
             call = self._by_index.get(index)
             if call is None:
                 call = (self._by_id.get(call_id) if call_id else None) or self._new_call()
@@ -203,16 +198,42 @@ class DeltaAccumulator:
         )
 
 
+def as_dict(chunk: Any) -> dict[str, Any]:
+    """A plain dict from an SDK model (extra fields such as ``reasoning`` included)."""
+    dump = getattr(chunk, "model_dump", None)
+    if dump is None:
+        raise TypeError(f"cannot read a stream chunk of type {type(chunk).__name__}")
+    data = dump(warnings=False)
+    return data if isinstance(data, dict) else {}
+
+
+def completion_as_chunk(body: dict[str, Any]) -> dict[str, Any]:
+    """A whole (non-streamed) chat completion reshaped as one chunk: ``message`` becomes ``delta``."""
+    choices = body.get("choices")
+    return {
+        "choices": [
+            {
+                "index": choice.get("index") or 0,
+                "delta": choice.get("message") or {},
+                "finish_reason": choice.get("finish_reason"),
+            }
+            for choice in (choices if isinstance(choices, list) else [])
+            if isinstance(choice, dict)
+        ],
+        "usage": body.get("usage"),
+    }
+
+
 def _usage(raw: Any) -> Usage | None:
-    if raw is None:
+    if not isinstance(raw, dict):
         return None
-    prompt = _int(getattr(raw, "prompt_tokens", None))
-    completion = _int(getattr(raw, "completion_tokens", None))
-    total = _int(getattr(raw, "total_tokens", None)) or prompt + completion
-    details = getattr(raw, "prompt_tokens_details", None)
-    cached = getattr(details, "cached_tokens", None) if details is not None else None
+    prompt = _int(raw.get("prompt_tokens"))
+    completion = _int(raw.get("completion_tokens"))
+    total = _int(raw.get("total_tokens")) or prompt + completion
+    details = raw.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
     return Usage(prompt, completion, total, cached if isinstance(cached, int) else None)
 
 
 def _int(value: Any) -> int:
-    return value if isinstance(value, int) else 0
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0

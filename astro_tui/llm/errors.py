@@ -2,6 +2,8 @@
 
 The UI and ``astro ask`` show ``message`` as is, so it is one line, says what to
 do, and never carries the API key (servers echo keys back in 401 bodies). The
+multi-line "how to configure a model" text lives here too, so the CLI, the TUI's
+conversation pane and the error path all say exactly the same thing. The
 openai and httpx2 exception classes are looked up lazily: importing openai costs
 over a second, and this module is imported at start-up.
 """
@@ -123,11 +125,14 @@ def error_code(exc: Any) -> str:
 def _cause_text(exc: BaseException) -> str:
     """The transport-level reason (e.g. "connection refused") behind a wrapped error."""
     seen: set[int] = set()
-    cause: BaseException | None = exc.__cause__ or exc.__context__
+    cause: BaseException | None = exc
     text = ""
     while cause is not None and id(cause) not in seen:
         seen.add(id(cause))
-        text = str(cause) or type(cause).__name__
+        if isinstance(cause, ConnectionRefusedError):
+            return "connection refused"
+        if cause is not exc:
+            text = str(cause) or type(cause).__name__
         cause = cause.__cause__ or cause.__context__
     return text
 
@@ -197,7 +202,7 @@ def translate(
         )
 
     if isinstance(exc, openai.APIConnectionError | httpx2.TransportError | OSError):
-        cause = _cause_text(exc) if isinstance(exc, openai.APIConnectionError) else str(exc)
+        cause = _cause_text(exc) or str(exc)
         if mid_stream:
             return LLMError(
                 clean(
@@ -313,3 +318,44 @@ def deadline_error(seconds: float) -> LLMError:
 
 def config_error(message: str) -> LLMError:
     return LLMError(message, "config")
+
+
+def model_not_configured_message() -> str:
+    """Multi-line instructions for configuring a model, with working examples."""
+    from astro_tui.config import config_path
+
+    return f"""\
+No model is configured, so astro cannot answer questions yet (everything else works).
+
+Any OpenAI-compatible server will do. Pick one:
+
+  OpenAI:
+    export OPENAI_API_KEY=sk-...
+    export ASTRO_MODEL=gpt-4.1-mini
+    astro
+
+  Ollama (local, no key needed):
+    ollama pull qwen2.5-coder:7b
+    OPENAI_BASE_URL=http://localhost:11434/v1 ASTRO_MODEL=qwen2.5-coder:7b astro
+
+  vLLM, llama.cpp, LM Studio: set OPENAI_BASE_URL to the server's /v1 address
+  and ASTRO_MODEL to the model name it serves.
+
+Or put it in the config file {config_path()}:
+
+    model = "qwen2.5-coder:7b"
+    base_url = "http://localhost:11434/v1"
+    # api_key = "sk-..."   (only for servers that need one)
+
+Or pass flags: astro --model qwen2.5-coder:7b --base-url http://localhost:11434/v1
+"""
+
+
+def missing_key_message() -> str:
+    """One line for a remote server configured without a key."""
+    from astro_tui.config import config_path
+
+    return (
+        "no API key for the model server: set OPENAI_API_KEY (or api_key in "
+        f"{config_path()}), or point --base-url / OPENAI_BASE_URL at a local server"
+    )

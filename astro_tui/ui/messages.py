@@ -59,6 +59,7 @@ class ResultOrigin:
     verified: bool = False
     chart: ChartSpec | None = None
     title: str | None = None
+    sql_text: str | None = None
 
 
 class ResultReady(Message):
@@ -126,3 +127,30 @@ class InsertText(Message):
     def __init__(self, text: str) -> None:
         super().__init__()
         self.text = text
+
+
+class TablePrepared(Message):
+    """A result's display backend is built (inert copy, column widths measured) off the loop."""
+
+    def __init__(self, entry_id: int, backend: Any, error: str | None = None) -> None:
+        super().__init__()
+        self.entry_id = entry_id
+        self.backend = backend
+        self.error = error
+
+
+class ChartPrepared(Message):
+    def __init__(self, entry_id: int, series: Any, error: str | None = None) -> None:
+        super().__init__()
+        self.entry_id = entry_id
+        self.series = series
+        self.error = error
+
+
+class AgentReady(Message):
+    """The agent is built (the model client imported) and can take questions; or why not."""
+
+    def __init__(self, agent: Any, error: str | None = None) -> None:
+        super().__init__()
+        self.agent = agent
+        self.error = error

@@ -1,0 +1,178 @@
+"""Conversations saved as JSONL under the state directory, one file each, rewritten atomically.
+
+A file is rewritten whole after every turn (temp file, fsync, rename), so a
+SIGKILL in the middle of a write leaves the previous complete version. The first
+line is a header carrying what a list needs (title, turns, time), so listing
+reads one line per file.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from astro_tui.agent.history import Entry, Turn
+from astro_tui.agent.state import atomic_write_text
+
+FORMAT_VERSION = 1
+
+
+class ConversationError(Exception):
+    """A conversation cannot be found or read; the message is one line."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationInfo:
+    id: str
+    path: Path
+    db_key: str
+    model: str | None
+    created: str
+    updated: str
+    title: str
+    turns: int
+
+
+def conversations_dir(state_dir: Path) -> Path:
+    return state_dir / "conversations"
+
+
+def new_conversation_id(now: dt.datetime | None = None) -> str:
+    return f"{(now or dt.datetime.now()).strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
+
+
+def _path(state_dir: Path, conversation_id: str) -> Path:
+    if (
+        not conversation_id
+        or "/" in conversation_id
+        or "\\" in conversation_id
+        or conversation_id.startswith(".")
+    ):
+        raise ConversationError(f"not a conversation id: {conversation_id!r}")
+    return conversations_dir(state_dir) / f"{conversation_id}.jsonl"
+
+
+def save_conversation(
+    state_dir: Path,
+    conversation_id: str,
+    turns: list[Turn],
+    *,
+    db_key: str,
+    db_label: str,
+    model: str | None,
+    created: str,
+) -> Path:
+    path = _path(state_dir, conversation_id)
+    header = {
+        "type": "header",
+        "version": FORMAT_VERSION,
+        "id": conversation_id,
+        "db_key": db_key,
+        "db_label": db_label,
+        "model": model,
+        "created": created,
+        "updated": dt.datetime.now().isoformat(timespec="seconds"),
+        "title": " ".join(turns[0].question.split())[:120] if turns else "",
+        "turns": len(turns),
+    }
+    lines = [_dumps(header)]
+    for index, turn in enumerate(turns):
+        lines.append(
+            _dumps(
+                {
+                    "type": "turn",
+                    "index": index,
+                    "question": turn.question,
+                    "status": turn.status,
+                    "started": turn.started,
+                    "workspace_next": turn.workspace_next,
+                }
+            )
+        )
+        for entry in turn.entries:
+            record: dict[str, Any] = {"type": "message", "turn": index, "message": entry.message}
+            if entry.summary is not None:
+                record["summary"] = entry.summary
+            lines.append(_dumps(record))
+    atomic_write_text(path, "\n".join(lines) + "\n")
+    return path
+
+
+def _dumps(record: dict[str, Any]) -> str:
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def load_conversation(state_dir: Path, conversation_id: str) -> tuple[dict[str, Any], list[Turn]]:
+    """The header and the turns; unreadable lines are an error rather than silently lost turns."""
+    path = _path(state_dir, conversation_id)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConversationError(f"no conversation {conversation_id}") from None
+    except OSError as exc:
+        raise ConversationError(f"cannot read conversation {conversation_id}: {exc}") from None
+    header: dict[str, Any] | None = None
+    turns: list[Turn] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            raise ConversationError(f"conversation {conversation_id}: line {number} is not JSON") from None
+        kind = record.get("type")
+        if kind == "header":
+            header = record
+        elif kind == "turn":
+            turns.append(
+                Turn(
+                    question=str(record.get("question", "")),
+                    started=str(record.get("started", "")),
+                    status=record.get("status", "error"),
+                    workspace_next=int(record.get("workspace_next", 1)),
+                )
+            )
+        elif kind == "message" and turns:
+            turns[-1].entries.append(Entry(record["message"], record.get("summary")))
+    if header is None:
+        raise ConversationError(f"conversation {conversation_id} has no header line")
+    for turn in turns:
+        if turn.status == "open":
+            turn.status = "cancelled"
+    return header, turns
+
+
+def list_conversations(state_dir: Path, db_key: str | None = None) -> list[ConversationInfo]:
+    """Saved conversations (of one database, if given), newest first."""
+    folder = conversations_dir(state_dir)
+    if not folder.is_dir():
+        return []
+    found: list[ConversationInfo] = []
+    for path in folder.glob("*.jsonl"):
+        try:
+            with open(path, encoding="utf-8") as fh:
+                header = json.loads(fh.readline())
+        except (OSError, json.JSONDecodeError, UnicodeDecodeError):
+            continue
+        if not isinstance(header, dict) or header.get("type") != "header":
+            continue
+        if db_key is not None and header.get("db_key") != db_key:
+            continue
+        found.append(
+            ConversationInfo(
+                id=path.stem,
+                path=path,
+                db_key=str(header.get("db_key", "")),
+                model=header.get("model"),
+                created=str(header.get("created", "")),
+                updated=str(header.get("updated", "")),
+                title=str(header.get("title", "")),
+                turns=int(header.get("turns", 0)),
+            )
+        )
+    found.sort(key=lambda c: (c.updated, c.id), reverse=True)
+    return found

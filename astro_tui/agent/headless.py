@@ -1,0 +1,215 @@
+"""`astro ask`: one turn without the TUI, for scripts and pipes.
+
+Progress goes to stderr and the answer to stdout, so `astro ask … > file` keeps
+only the answer; `--json` makes stdout exactly one JSON object. Everything
+printed that came from the data or the model is made inert first: a value could
+hold terminal escapes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import shutil
+from pathlib import Path
+from typing import Any, TextIO
+
+from astro_tui.agent.charts import render_chart_text
+from astro_tui.agent.events import (
+    Answer,
+    Done,
+    ErrorEvent,
+    RetryEvent,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolResult,
+)
+from astro_tui.agent.loop import Agent
+from astro_tui.agent.sanitize import inert, json_inert
+from astro_tui.config import Settings
+from astro_tui.data.database import Database
+from astro_tui.data.errors import DataError
+from astro_tui.data.results import QueryResult
+from astro_tui.data.text_table import format_table, json_safe
+from astro_tui.llm import ChatClient, LLMError, model_not_configured_message
+
+TEXT_ROWS = 50
+JSON_ROWS = 1_000
+CONFIG_ERROR_KINDS = frozenset({"config", "auth", "not_found"})
+
+
+class _Progress:
+    """Tool calls as one line each on stderr; the model's interim words before them, dimmed by position."""
+
+    def __init__(self, err: TextIO) -> None:
+        self.err = err
+        self.pending: list[str] = []
+
+    def event(self, event: object) -> None:
+        if isinstance(event, TextDelta):
+            self.pending.append(event.text)
+        elif isinstance(event, ToolCallStarted):
+            self.flush()
+        elif isinstance(event, ToolCallFinished):
+            summary = f"  {event.summary}" if event.summary else ""
+            self.line(f"▶ {event.name}{summary}")
+        elif isinstance(event, ToolResult) and not event.ok:
+            first = event.content.strip().splitlines()[0] if event.content.strip() else "failed"
+            self.line(f"  ✗ {first[:200]}")
+        elif isinstance(event, RetryEvent):
+            self.line(f"… {event.message}")
+
+    def flush(self) -> None:
+        text = "".join(self.pending).strip()
+        self.pending.clear()
+        if text:
+            self.line(text)
+
+    def line(self, text: str) -> None:
+        self.err.write(inert(text) + "\n")
+        self.err.flush()
+
+
+def _is_scalar(result: QueryResult) -> bool:
+    return result.row_count <= 1 and len(result.columns) <= 1
+
+
+def _text_answer(answer: Answer, out: TextIO) -> None:
+    parts: list[str] = []
+    if answer.title and answer.kind != "chart":
+        parts.append(answer.title)
+    if answer.chart is not None:
+        width = min(100, shutil.get_terminal_size((80, 24)).columns)
+        parts.append(render_chart_text(answer.chart, width=width, height=20))
+    elif answer.text:
+        parts.append(answer.text)
+    main = answer.main_result
+    if main is not None and answer.chart is None and not _is_scalar(main):
+        parts.append(format_table(main, max_rows=TEXT_ROWS))
+    if answer.sql:
+        sql = "\n\n".join(s.strip() for s in answer.sql)
+        parts.append("SQL:\n" + "\n".join("  " + line for line in sql.splitlines()))
+    out.write(inert("\n\n".join(parts)) + "\n")
+    out.flush()
+
+
+def _data(result: QueryResult | None) -> dict[str, Any] | None:
+    if result is None:
+        return None
+    return {
+        "columns": result.columns,
+        "rows": [[json_safe(v) for v in row] for row in result.rows(JSON_ROWS)],
+        "row_count": result.row_count,
+        "truncated": result.truncated,
+    }
+
+
+def _json_answer(
+    question: str,
+    answer: Answer | None,
+    done: Done | None,
+    *,
+    error: str | None,
+    conversation_id: str | None,
+    out: TextIO,
+) -> None:
+    usage = done.usage if done is not None else None
+    record: dict[str, Any] = {
+        "question": question,
+        "answer": answer.text if answer is not None else None,
+        "verified": bool(answer is not None and answer.verified),
+        "kind": answer.kind if answer is not None else None,
+        "title": answer.title if answer is not None else None,
+        "sql": answer.sql if answer is not None else [],
+        "data": _data(answer.main_result) if answer is not None else None,
+        "unverified_numbers": list(answer.unverified_numbers) if answer is not None else [],
+        "tool_calls": done.tool_calls if done is not None else 0,
+        "usage": {
+            "prompt_tokens": usage.prompt_tokens if usage else 0,
+            "completion_tokens": usage.completion_tokens if usage else 0,
+            "total_tokens": usage.total_tokens if usage else 0,
+        },
+        "conversation_id": conversation_id,
+    }
+    if answer is not None and answer.chart is not None:
+        spec = answer.chart
+        record["chart"] = {"kind": spec.kind, "x": spec.x, "y": list(spec.y), "title": spec.title}
+    if error is not None:
+        record["error"] = error
+    out.write(json_inert(json.dumps(record, ensure_ascii=False, default=str)) + "\n")
+    out.flush()
+
+
+async def run_ask(
+    question: str,
+    db: Database,
+    settings: Settings,
+    *,
+    json_output: bool,
+    state_dir: Path,
+    out: TextIO,
+    err: TextIO,
+    client: ChatClient | None = None,
+) -> int:
+    """One headless turn; returns the exit code (0 answered, 1 failed, 2 configuration)."""
+
+    def fail(message: str, code: int, *, done: Done | None = None, conversation_id: str | None = None) -> int:
+        err.write(inert(message).rstrip("\n") + "\n")
+        err.flush()
+        if json_output:
+            first = message.strip().splitlines()[0] if message.strip() else message
+            _json_answer(question, None, done, error=first, conversation_id=conversation_id, out=out)
+        return code
+
+    if not settings.model_configured:
+        return fail(model_not_configured_message(), 2)
+    owned = client is None
+    if client is None:
+        try:
+            client = ChatClient(settings)
+        except LLMError as exc:
+            return fail(exc.message, 2)
+
+    from astro_tui.catalog.introspect import load_catalog
+
+    agent: Agent | None = None
+    answer: Answer | None = None
+    errors: list[ErrorEvent] = []
+    done: Done | None = None
+    progress = _Progress(err)
+    try:
+        try:
+            catalog = await asyncio.to_thread(load_catalog, db)
+        except DataError as exc:
+            return fail(f"astro: cannot read the catalog: {exc}", 1)
+        agent = Agent(db, catalog, settings, state_dir=state_dir, client=client)
+        async with contextlib.aclosing(agent.run(question)) as events:
+            async for event in events:
+                if isinstance(event, Answer):
+                    answer = event
+                elif isinstance(event, ErrorEvent):
+                    errors.append(event)
+                elif isinstance(event, Done):
+                    done = event
+                else:
+                    progress.event(event)
+    finally:
+        if owned:
+            await client.aclose()
+
+    if answer is None:
+        first = errors[0] if errors else ErrorEvent("the model stopped without an answer")
+        code = 2 if first.kind in CONFIG_ERROR_KINDS else 1
+        return fail(f"astro: {first.message}", code, done=done, conversation_id=agent.conversation_id)
+    if json_output:
+        _json_answer(question, answer, done, error=None, conversation_id=agent.conversation_id, out=out)
+    else:
+        _text_answer(answer, out)
+    if not answer.verified and answer.kind == "unverified":
+        progress.line("(unverified: the model answered in its own words; no query produced this text)")
+    elif answer.unverified_numbers:
+        numbers = ", ".join(answer.unverified_numbers)
+        progress.line(f"(typed into the answer by the model, not from the data: {numbers})")
+    return 0

@@ -1,0 +1,496 @@
+"""The agent loop: stream a reply, run the tools it asks for, until an output tool answers.
+
+One `Agent` per open database and session. `run()` is an async generator so the
+TUI and `astro ask` consume the same events; cancelling the consuming task (or
+`aclose()`) is the only way to stop a turn, and it leaves the history replayable:
+a round whose tool calls did not all get results is dropped, and the question is
+recorded as cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from astro_tui.agent.context_notes import ContextNotes
+from astro_tui.agent.conversations import load_conversation, new_conversation_id, save_conversation
+from astro_tui.agent.events import (
+    AgentEvent,
+    Answer,
+    Done,
+    DoneReason,
+    ErrorEvent,
+    ReasoningDelta,
+    RetryEvent,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolResult,
+    UsageEvent,
+)
+from astro_tui.agent.history import Entry, History, Turn, TurnStatus, short_summary
+from astro_tui.agent.prompts import system_prompt
+from astro_tui.agent.registry import ParsedCall, ToolOutcome, ToolRegistry
+from astro_tui.agent.templates import numbers_in_text
+from astro_tui.agent.tools import ToolContext, build_registry, call_summary
+from astro_tui.agent.workspace import Workspace
+from astro_tui.catalog.model import Catalog
+from astro_tui.config import Settings
+from astro_tui.data.database import CancelToken, Database
+from astro_tui.llm import ChatClient, Completion, LLMError, deadline_error, truncation_error
+from astro_tui.llm import ReasoningDelta as LLMReasoning
+from astro_tui.llm import TextDelta as LLMText
+
+CALLS_LEFT_WARNING = 3
+
+
+@dataclass
+class _Tally:
+    tool_calls: int = 0
+    completions: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    cached_tokens: int = 0
+    model_s: float = 0.0
+    tools_s: float = 0.0
+
+    def add(self, completion: Completion) -> UsageEvent | None:
+        usage = completion.usage
+        if usage is None:
+            return None
+        event = UsageEvent(
+            usage.prompt_tokens, usage.completion_tokens, usage.total_tokens, usage.cached_tokens or 0
+        )
+        self.prompt_tokens += event.prompt_tokens
+        self.completion_tokens += event.completion_tokens
+        self.total_tokens += event.total_tokens
+        self.cached_tokens += event.cached_tokens
+        return event
+
+    def usage(self) -> UsageEvent:
+        return UsageEvent(self.prompt_tokens, self.completion_tokens, self.total_tokens, self.cached_tokens)
+
+    def done(self, reason: DoneReason) -> Done:
+        return Done(reason, self.tool_calls, self.usage(), self.completions)
+
+
+@dataclass(frozen=True, slots=True)
+class _Failure:
+    error: BaseException
+
+
+@dataclass
+class TurnTimings:
+    """Where the last turn's time went; the benchmark subtracts model and tool time from the total."""
+
+    total_s: float = 0.0
+    model_s: float = 0.0
+    tools_s: float = 0.0
+    tool_calls: int = 0
+    completions: int = 0
+
+
+_STREAM_END = object()
+
+
+class Agent:
+    """Answers questions about one database; keeps the conversation and the workspace."""
+
+    def __init__(
+        self,
+        db: Database,
+        catalog: Catalog,
+        settings: Settings,
+        *,
+        state_dir: Path,
+        client: ChatClient | None = None,
+        today: dt.date | None = None,
+    ) -> None:
+        self.db = db
+        self.catalog = catalog
+        self.settings = settings
+        self.state_dir = state_dir
+        self._client = client
+        self._owns_client = client is None
+        self._today = today
+        self.workspace = Workspace()
+        self.notes = ContextNotes(state_dir, db.key)
+        self._ctx = ToolContext(db, catalog, settings, self.workspace, self.notes)
+        self.registry: ToolRegistry = build_registry(self._ctx)
+        self._history = History()
+        self._used_ids: set[str] = set()
+        self.conversation_id = new_conversation_id()
+        self._created = dt.datetime.now().isoformat(timespec="seconds")
+        self._system: str | None = None
+        self._running = False
+        self.last_timings = TurnTimings()
+
+    # ------------------------------------------------------------------ session
+
+    @property
+    def turns(self) -> list[Turn]:
+        return self._history.turns
+
+    @property
+    def model(self) -> str | None:
+        return self._client.model if self._client is not None else self.settings.model
+
+    def system_prompt(self) -> str:
+        """Rendered once per conversation, so the prompt prefix stays byte-identical for caching."""
+        if self._system is None:
+            self._system = system_prompt(
+                self.catalog, db_label=self.db.label, notes=self.notes.read(), today=self._today
+            )
+        return self._system
+
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        return self.registry.schemas()
+
+    def messages(self) -> list[dict[str, Any]]:
+        """What the next request would send (earlier turns condensed)."""
+        return self._history.messages(self.system_prompt())
+
+    def new_conversation(self) -> None:
+        self._check_idle()
+        self._history = History()
+        self._used_ids.clear()
+        self.workspace.clear()
+        self._ctx.reset_session()
+        self.conversation_id = new_conversation_id()
+        self._created = dt.datetime.now().isoformat(timespec="seconds")
+        self._system = None
+
+    def resume(self, conversation_id: str) -> None:
+        """Continue a saved conversation; its results are not kept, but df_N names keep counting."""
+        self._check_idle()
+        header, turns = load_conversation(self.state_dir, conversation_id)
+        self._history = History(turns)
+        self._used_ids = {
+            call["id"]
+            for turn in turns
+            for entry in turn.entries
+            for call in entry.message.get("tool_calls") or ()
+            if isinstance(call, dict) and "id" in call
+        }
+        next_index = max([t.workspace_next for t in turns] + [1])
+        for turn in turns:
+            for entry in turn.entries:
+                if entry.summary and entry.summary.startswith("df_"):
+                    number = entry.summary[3:].split(":", 1)[0]
+                    if number.isdigit():
+                        next_index = max(next_index, int(number) + 1)
+        self.workspace.clear(next_index=next_index)
+        self._ctx.reset_session()
+        self.conversation_id = conversation_id
+        self._created = str(header.get("created") or self._created)
+        self._system = None
+
+    async def aclose(self) -> None:
+        if self._owns_client and self._client is not None:
+            await self._client.aclose()
+
+    def _check_idle(self) -> None:
+        if self._running:
+            raise RuntimeError("a turn is running; cancel it first")
+
+    def _save(self) -> None:
+        if not self._history.turns:
+            return
+        with contextlib.suppress(OSError):  # a read-only project directory must not stop answering
+            save_conversation(
+                self.state_dir,
+                self.conversation_id,
+                self._history.turns,
+                db_key=self.db.key,
+                db_label=self.db.label,
+                model=self.model,
+                created=self._created,
+            )
+
+    # ------------------------------------------------------------------ one turn
+
+    async def run(self, question: str) -> AsyncIterator[AgentEvent]:
+        """Events of one turn, ending with Done; raises nothing but CancelledError."""
+        self._check_idle()
+        self._running = True
+        started = time.perf_counter()
+        tally = _Tally()
+        self._ctx.cancel = CancelToken()
+        turn = self._history.begin(question, self.workspace.next_index)
+        try:
+            async with contextlib.aclosing(self._turn(turn, tally)) as events:
+                async for event in events:
+                    yield event
+        except (asyncio.CancelledError, GeneratorExit):
+            self._ctx.cancel.cancel()
+            self._finish(turn, "cancelled", "(The person cancelled this question before it was answered.)")
+            raise
+        except Exception as exc:
+            self._ctx.cancel.cancel()
+            self._finish(turn, "error", "(This question failed with an internal error.)")
+            yield ErrorEvent(f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}")
+            yield tally.done("error")
+        finally:
+            if turn.status == "open":
+                self._finish(turn, "error", "(This question was not answered.)")
+            turn.workspace_next = self.workspace.next_index
+            self._save()
+            self._running = False
+            self.last_timings = TurnTimings(
+                total_s=time.perf_counter() - started,
+                model_s=tally.model_s,
+                tools_s=tally.tools_s,
+                tool_calls=tally.tool_calls,
+                completions=tally.completions,
+            )
+
+    def _finish(self, turn: Turn, status: TurnStatus, note: str | None = None) -> None:
+        if turn.status != "open":
+            return
+        self._history.rollback_to_consistent(turn)
+        if note:
+            turn.entries.append(Entry({"role": "assistant", "content": note}))
+        turn.status = status
+
+    def _client_or_error(self) -> ChatClient | LLMError:
+        if self._client is None:
+            try:
+                self._client = ChatClient(self.settings)
+            except LLMError as exc:
+                return exc
+        return self._client
+
+    async def _turn(self, turn: Turn, tally: _Tally) -> AsyncIterator[AgentEvent]:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.settings.turn_deadline_s
+        client = self._client_or_error()
+        if isinstance(client, LLMError):
+            self._finish(turn, "error", "(Not answered: no model is configured.)")
+            yield ErrorEvent(client.message, kind=client.kind)
+            yield tally.done("error")
+            return
+        limits = self.settings
+        while True:
+            if tally.completions >= limits.max_completions:
+                message = (
+                    f"stopped after {tally.completions} model replies without an answer "
+                    f"(max_completions = {limits.max_completions}); try a narrower question"
+                )
+                self._finish(turn, "limit", f"(Not answered: {message}.)")
+                yield ErrorEvent(message, kind="limit")
+                yield tally.done("limit")
+                return
+
+            completion: Completion | None = None
+            began = time.perf_counter()
+            try:
+                async with contextlib.aclosing(self._stream(client, deadline)) as stream:
+                    async for item in stream:
+                        if isinstance(item, LLMText):
+                            yield TextDelta(item.text)
+                        elif isinstance(item, LLMReasoning):
+                            yield ReasoningDelta(item.text)
+                        elif isinstance(item, RetryEvent):
+                            yield item
+                        elif isinstance(item, Completion):
+                            completion = item
+            except LLMError as err:
+                self._finish(turn, "error", f"(Not answered: {err.message}.)")
+                yield ErrorEvent(err.message, kind=err.kind)
+                yield tally.done("error")
+                return
+            except TimeoutError:
+                message = deadline_error(limits.turn_deadline_s).message
+                self._finish(turn, "limit", f"(Not answered: {message}.)")
+                yield ErrorEvent(message, kind="timeout")
+                yield tally.done("limit")
+                return
+            finally:
+                tally.model_s += time.perf_counter() - began
+
+            tally.completions += 1
+            if completion is None:
+                completion = Completion(truncated=True)
+            usage = tally.add(completion)
+            if usage is not None:
+                yield usage
+            if completion.truncated:
+                err = truncation_error(completion)
+                self._finish(turn, "error", f"(Not answered: {err.message}.)")
+                yield ErrorEvent(err.message, kind=err.kind)
+                yield tally.done("error")
+                return
+
+            if not completion.tool_calls:
+                text = completion.text.strip()
+                if not text:
+                    message = "the model returned an empty reply; ask again or try another model"
+                    self._finish(turn, "error", f"(Not answered: {message}.)")
+                    yield ErrorEvent(message, kind="empty")
+                    yield tally.done("error")
+                    return
+                turn.entries.append(Entry({"role": "assistant", "content": completion.text}))
+                self._finish(turn, "text")
+                yield Answer(
+                    kind="unverified",
+                    text=text,
+                    verified=False,
+                    unverified_numbers=tuple(dict.fromkeys(numbers_in_text(text))),
+                )
+                yield tally.done("text")
+                return
+
+            calls = [
+                self.registry.parse(self._unique_id(c.id), c.name, c.arguments) for c in completion.tool_calls
+            ]
+            turn.entries.append(Entry(_assistant_message(completion.text, calls)))
+            answer: Answer | None = None
+            for call in calls:
+                if answer is not None:
+                    turn.entries.append(_tool_entry(call, "not run: the turn already ended with an answer"))
+                    continue
+                if tally.tool_calls >= limits.max_tool_calls:
+                    turn.entries.append(_tool_entry(call, "not run: the tool call limit was reached"))
+                    continue
+                tally.tool_calls += 1
+                yield ToolCallStarted(call.call_id, call.name)
+                yield ToolCallFinished(
+                    call.call_id, call.name, call.arguments, call_summary(call.name, call.arguments)
+                )
+                began = time.perf_counter()
+                try:
+                    async with asyncio.timeout_at(deadline):
+                        outcome = await self.registry.invoke(call)
+                except TimeoutError:
+                    self._ctx.cancel.cancel()
+                    message = (
+                        f"the turn ran past its {limits.turn_deadline_s:g} s deadline while {call.name} "
+                        "was running; ask again or raise turn_deadline_s"
+                    )
+                    self._finish(turn, "limit", f"(Not answered: {message}.)")
+                    yield ErrorEvent(message, kind="timeout")
+                    yield tally.done("limit")
+                    return
+                finally:
+                    tally.tools_s += time.perf_counter() - began
+                content = self._with_budget_hint(outcome, call, tally)
+                turn.entries.append(_tool_entry(call, content, outcome.summary or short_summary(content)))
+                yield ToolResult(
+                    call.call_id,
+                    call.name,
+                    outcome.ok,
+                    content,
+                    outcome.elapsed_ms,
+                    outcome.result,
+                    outcome.result_name,
+                )
+                if call.is_output and outcome.ok and isinstance(outcome.value, Answer):
+                    answer = outcome.value
+
+            if answer is not None:
+                self._finish(turn, "answer", f"(Answered with {_answer_tool(answer)}.)")
+                yield answer
+                yield tally.done("answer")
+                return
+            if tally.tool_calls >= limits.max_tool_calls:
+                message = (
+                    f"stopped after {tally.tool_calls} tool calls without an answer "
+                    f"(max_tool_calls = {limits.max_tool_calls}); try a narrower question"
+                )
+                self._finish(turn, "limit", f"(Not answered: {message}.)")
+                yield ErrorEvent(message, kind="limit")
+                yield tally.done("limit")
+                return
+
+    def _with_budget_hint(self, outcome: ToolOutcome, call: ParsedCall, tally: _Tally) -> str:
+        left = self.settings.max_tool_calls - tally.tool_calls
+        if call.is_output and outcome.ok:
+            return outcome.content
+        if 0 < left <= CALLS_LEFT_WARNING:
+            plural = "s" if left > 1 else ""
+            hint = f"({left} tool call{plural} left in this turn: answer with an output tool now.)"
+            return f"{outcome.content}\n{hint}"
+        return outcome.content
+
+    def _unique_id(self, call_id: str) -> str:
+        """Some servers number calls from zero in every reply; ids must be unique in the history."""
+        candidate = call_id or "call"
+        n = 1
+        while candidate in self._used_ids:
+            n += 1
+            candidate = f"{call_id or 'call'}_{n}"
+        self._used_ids.add(candidate)
+        return candidate
+
+    async def _stream(self, client: ChatClient, deadline: float) -> AsyncIterator[Any]:
+        """Model items and retry notices, merged: a retry is announced while the client waits.
+
+        The stream runs in its own task feeding a queue, so the deadline applies
+        without ever spanning a `yield`, and closing this generator closes the stream.
+        """
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        messages = self.messages()
+        schemas = self.registry.schemas()
+
+        async def pump() -> None:
+            try:
+                stream = client.stream(
+                    messages, schemas, on_retry=lambda text: queue.put_nowait(RetryEvent(text))
+                )
+                async with contextlib.aclosing(stream) as items:
+                    async for item in items:
+                        queue.put_nowait(item)
+            except Exception as exc:
+                queue.put_nowait(_Failure(exc))
+            else:
+                queue.put_nowait(_STREAM_END)
+
+        task = asyncio.create_task(pump(), name="astro-model-stream")
+        try:
+            while True:
+                async with asyncio.timeout_at(deadline):
+                    item = await queue.get()
+                if item is _STREAM_END:
+                    return
+                if isinstance(item, _Failure):
+                    raise item.error
+                yield item
+        finally:
+            if not task.done():
+                task.cancel()
+                await asyncio.wait({task})
+
+
+def _assistant_message(text: str, calls: list[ParsedCall]) -> dict[str, Any]:
+    return {
+        "role": "assistant",
+        "content": text or None,
+        "tool_calls": [
+            {
+                "id": call.call_id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": call.replay_arguments},
+            }
+            for call in calls
+        ],
+    }
+
+
+def _tool_entry(call: ParsedCall, content: str, summary: str | None = None) -> Entry:
+    return Entry({"role": "tool", "tool_call_id": call.call_id, "content": content}, summary)
+
+
+def _answer_tool(answer: Answer) -> str:
+    return {
+        "result": "submit_result",
+        "observation": "submit_observation",
+        "chart": "render_chart",
+        "message": "send_message",
+    }.get(answer.kind, answer.kind)

@@ -1,0 +1,232 @@
+"""The catalog seen as files: directories for databases and schemas, a card per table.
+
+Person and model explore the same tree, so a card is plain text, one fact per
+line: `grep` over cards then answers questions like "which tables have an email
+column" with lines that name their table. Cards are rendered on first use and
+kept; a recursive grep searches one string holding every card, so directory
+order is file order and a directory is a contiguous slice of it.
+"""
+
+from __future__ import annotations
+
+import bisect
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from astro_tui.catalog.model import Catalog, Table, quote_ident
+
+DirKind = Literal["root", "database", "schema"]
+
+_NAME_WIDTH = 28
+_TYPE_WIDTH = 18
+
+
+def entry_name(name: str) -> str:
+    """A slash inside a SQL name would split a path, so it is written %2F."""
+    return name.replace("/", "%2F")
+
+
+def table_path(table: Table) -> str:
+    """`/sales/orders.table`, or `/db/sales/orders.view` when several databases are attached."""
+    parts = [table.database] if table.database else []
+    parts += [table.schema, f"{table.name}.{table.kind}"]
+    return "/" + "/".join(entry_name(p) for p in parts)
+
+
+def display_name(table: Table) -> str:
+    """The dotted name people read; `Table.sql_name` is the one to paste into SQL."""
+    parts = [table.database] if table.database else []
+    return ".".join([*parts, table.schema, table.name])
+
+
+def count_text(n: int, word: str) -> str:
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
+
+
+def render_card(table: Table, *, referenced_by: Sequence[str] = ()) -> str:
+    """The `cat` output: a header, the comment, one line per column, then keys and the SQL name.
+
+    Each column line carries name, type, nullability, comment and key marks, so
+    a grep hit is understandable on its own. `referenced_by` lists incoming
+    foreign keys (`sales.order_items.order_id`), which a table cannot know itself.
+    """
+    size = table.kind
+    if table.row_count is not None and table.kind == "table":
+        size += ", " + count_text(table.row_count, "row")
+    lines = [f"{display_name(table)}  ({size})"]
+    if table.comment:
+        lines += ["  " + line.strip() for line in table.comment.strip().splitlines() if line.strip()]
+    pk = {c.lower() for c in table.primary_key}
+    refs: dict[str, str] = {}
+    for fk in table.foreign_keys:
+        if len(fk.columns) == 1:
+            target = f"{fk.ref_schema}.{fk.ref_table}"
+            refs[fk.columns[0].lower()] = f"{target}.{fk.ref_columns[0]}" if fk.ref_columns else target
+    names = [quote_ident(c.name) for c in table.columns]
+    name_width = min(max((len(n) for n in names), default=0), _NAME_WIDTH)
+    type_width = min(max((len(c.type) for c in table.columns), default=0), _TYPE_WIDTH)
+    lines.append("columns:" if table.columns else "columns: (none)")
+    for name, column in zip(names, table.columns, strict=True):
+        null = "" if column.nullable else "not null"
+        parts = [f"  {name:<{name_width}}  {column.type:<{type_width}}  {null:<8}"]
+        ref = refs.get(column.name.lower())
+        if ref:
+            parts.append(f"-> {ref}")
+        if column.comment:
+            parts.append(" ".join(column.comment.split()))
+        if column.name.lower() in pk:
+            parts.append("[PK]")
+        lines.append("  ".join(parts).rstrip())
+    if table.primary_key:
+        lines.append("primary key: " + ", ".join(quote_ident(c) for c in table.primary_key))
+    for fk in table.foreign_keys:
+        ref_cols = ", ".join(quote_ident(c) for c in fk.ref_columns)
+        lines.append(
+            f"foreign key: {', '.join(quote_ident(c) for c in fk.columns)} -> "
+            f"{quote_ident(fk.ref_schema)}.{quote_ident(fk.ref_table)}({ref_cols})"
+        )
+    for ref in referenced_by:
+        lines.append(f"referenced by: {ref}")
+    lines.append(f"sql: {table.sql_name}")
+    return "\n".join(lines) + "\n"
+
+
+@dataclass(eq=False, slots=True)
+class File:
+    """A table or view; `index` is its position in the whole tree's file order."""
+
+    path: str
+    name: str
+    table: Table
+    parent: Dir
+    index: int
+
+    is_dir = False
+
+
+@dataclass(eq=False, slots=True)
+class Dir:
+    """The root, a database or a schema; files below it are `first <= index < last`."""
+
+    path: str
+    name: str
+    kind: DirKind
+    parent: Dir | None
+    comment: str | None = None
+    children: dict[str, Dir | File] = field(default_factory=dict)
+    folded: dict[str, list[str]] = field(default_factory=dict)
+    first: int = 0
+    last: int = 0
+
+    is_dir = True
+
+    def add(self, node: Dir | File) -> None:
+        self.children[node.name] = node
+        self.folded.setdefault(node.name.lower(), []).append(node.name)
+
+    def walk(self) -> Iterator[Dir | File]:
+        """Every node below, depth first in listing order (not including this one)."""
+        for child in self.children.values():
+            yield child
+            if isinstance(child, Dir):
+                yield from child.walk()
+
+
+Node = Dir | File
+
+
+class VirtualFS:
+    """The tree over one catalog, with cards rendered on demand and kept."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self.root = Dir("/", "/", "root", None)
+        self.files: list[File] = []
+        self._cards: list[str | None] = []
+        self._corpus: tuple[str, list[int]] | None = None
+        self._folded_corpus: str | None = None
+        self._incoming: dict[tuple[str, str], list[str]] | None = None
+        self._lock = threading.Lock()
+        self._build()
+
+    def _build(self) -> None:
+        databases: dict[str, Dir] = {}
+        for schema in self.catalog.schemas:
+            parent = self.root
+            if schema.database is not None and self.catalog.multi_database:
+                parent = databases.get(schema.database)
+                if parent is None:
+                    name = entry_name(schema.database)
+                    parent = databases[schema.database] = Dir("/" + name, name, "database", self.root)
+                    parent.first = len(self.files)
+                    self.root.add(parent)
+            name = entry_name(schema.name)
+            base = "" if parent is self.root else parent.path
+            directory = Dir(f"{base}/{name}", name, "schema", parent, schema.comment)
+            directory.first = len(self.files)
+            parent.add(directory)
+            for table in schema.tables:
+                file_name = f"{entry_name(table.name)}.{table.kind}"
+                node = File(f"{directory.path}/{file_name}", file_name, table, directory, len(self.files))
+                self.files.append(node)
+                directory.add(node)
+            directory.last = len(self.files)
+            parent.last = len(self.files)
+        self.root.last = len(self.files)
+        self._cards = [None] * len(self.files)
+
+    def card(self, node: File) -> str:
+        text = self._cards[node.index]
+        if text is None:
+            text = self._cards[node.index] = render_card(node.table, referenced_by=self._referenced_by(node))
+        return text
+
+    def _referenced_by(self, node: File) -> list[str]:
+        incoming = self._incoming
+        if incoming is None:
+            incoming = {}
+            for table in self.catalog.tables:
+                for fk in table.foreign_keys:
+                    source = f"{display_name(table)}({', '.join(fk.columns)})"
+                    incoming.setdefault((fk.ref_schema.lower(), fk.ref_table.lower()), []).append(source)
+            self._incoming = incoming
+        return incoming.get((node.table.schema.lower(), node.table.name.lower()), [])
+
+    def corpus(self) -> tuple[str, list[int]]:
+        """Every card in file order as one string, and where each card starts (plus the end)."""
+        with self._lock:
+            if self._corpus is None:
+                cards = [self.card(f) for f in self.files]
+                starts = [0] * (len(cards) + 1)
+                total = 0
+                for i, card in enumerate(cards):
+                    starts[i] = total
+                    total += len(card)
+                starts[-1] = total
+                self._corpus = ("".join(cards), starts)
+            return self._corpus
+
+    def folded_corpus(self) -> str | None:
+        """The corpus lowercased, for case-insensitive literal search; None if lowering changes lengths."""
+        text, _ = self.corpus()
+        with self._lock:
+            if self._folded_corpus is None:
+                lowered = text.lower()
+                self._folded_corpus = lowered if len(lowered) == len(text) else ""
+            return self._folded_corpus or None
+
+    def file_at(self, offset: int) -> File:
+        """The file whose card holds corpus position `offset`."""
+        _, starts = self.corpus()
+        return self.files[bisect.bisect_right(starts, offset) - 1]
+
+    def node_for_table(self, table: Table) -> File | None:
+        node = self.root
+        for part in table_path(table).strip("/").split("/"):
+            child = node.children.get(part) if isinstance(node, Dir) else None
+            if child is None:
+                return None
+            node = child
+        return node if isinstance(node, File) else None

@@ -1,0 +1,129 @@
+"""The one table of user actions: key bindings, the command palette and the F1 help come from it.
+
+Every action runs as an `app.<name>` action, so a key pressed in a pane and a
+choice in the palette do exactly the same thing. `scope` says where the key is
+bound: on the app (everywhere) or on one pane's widget (only while it has focus).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import partial
+from typing import Literal
+
+from textual.binding import Binding
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+Scope = Literal["app", "catalog", "results", "question", "shell"]
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    name: str
+    keys: str
+    label: str
+    description: str
+    group: str
+    scope: Scope = "app"
+    show: bool = True
+    priority: bool = False
+    palette: bool = True
+
+
+ACTIONS: tuple[Action, ...] = (
+    Action("help", "f1", "Help", "Show keys and slash commands", "App"),
+    Action("focus_catalog", "f2", "Catalog", "Focus the catalog tree", "Panes"),
+    Action("focus_shell", "f3", "Shell", "Focus the metadata shell", "Panes"),
+    Action("focus_question", "f4", "Ask", "Focus the question box", "Panes"),
+    Action("focus_results", "f5", "Results", "Focus the results table", "Panes"),
+    Action("toggle_catalog", "f6", "Side", "Show or hide the catalog pane", "Panes", show=False, priority=True),
+    Action("toggle_results", "f7", "Res", "Show or hide the results pane", "Panes", show=False, priority=True),
+    Action("zoom", "f10", "Zoom", "Zoom the focused pane full-screen, or restore it", "Panes"),
+    Action("cancel", "escape", "Cancel", "Cancel the running question (or leave zoom)", "Conversation"),
+    Action("copy_sql", "ctrl+y", "Copy SQL", "Copy the verified SQL of the current result", "Results", priority=True),
+    Action("export", "ctrl+s", "Export", "Export the current result to CSV, Parquet or JSON", "Results", priority=True),
+    Action("new_conversation", "ctrl+n", "New", "Start a new conversation", "Conversation", show=False, priority=True),
+    Action("clear_conversation", "ctrl+l", "Clear", "Clear the conversation from the screen", "Conversation", show=False),
+    Action("resume", "ctrl+o", "Resume", "Resume an earlier conversation", "Conversation", show=False, priority=True),
+    Action("show_context", "", "Context", "Show the notes kept about this database", "Conversation"),
+    Action("show_model", "", "Model", "Show the model and server in use", "Conversation"),
+    Action("change_theme", "ctrl+t", "Theme", "Choose a colour theme (remembered)", "App", show=False, priority=True),
+    Action("quit", "ctrl+q", "Quit", "Quit astro", "App", priority=True),
+    Action("insert_name", "i", "Insert", "Insert the selected table or column name into the question", "Catalog", scope="catalog"),
+    Action("preview_table", "p", "Preview", "Preview the selected table's first rows in the results pane", "Catalog", scope="catalog"),
+    Action("previous_result", "left_square_bracket", "Prev", "Show the previous result of this session", "Results", scope="results"),
+    Action("next_result", "right_square_bracket", "Next", "Show the next result of this session", "Results", scope="results"),
+    Action("show_table_tab", "t", "Table", "Show the result as a table", "Results", scope="results", show=False),
+    Action("show_chart_tab", "g", "Chart", "Show the result as a chart", "Results", scope="results"),
+    Action("show_sql_tab", "s", "SQL", "Show the result's SQL", "Results", scope="results", show=False),
+    Action("chart_kind", "k", "Kind", "Chart: cycle bar, line, scatter, histogram", "Results", scope="results", show=False),
+    Action("chart_x", "x", "X", "Chart: use the next column for x", "Results", scope="results", show=False),
+    Action("chart_y", "y", "Y", "Chart: use the next numeric column for y", "Results", scope="results", show=False),
+)  # fmt: skip
+
+# Keys handled inside widgets rather than by bindings; listed so help tells the whole story.
+WIDGET_KEYS: tuple[tuple[str, str, str], ...] = (
+    ("Conversation", "enter", "Send the question (or run a /command)"),
+    ("Conversation", "ctrl+j / shift+enter", "New line in the question"),
+    ("Conversation", "up / down", "Previous / next question (at the first / last line)"),
+    ("Catalog", "enter / space", "Open a schema or table; show the table's card"),
+    ("Shell", "enter", "Run the command"),
+    ("Shell", "up / down", "Previous / next command"),
+    ("Shell", "tab", "Complete a command or path"),
+    ("App", "ctrl+p", "Command palette: every action by name"),
+    ("Results", "arrows, pgup/pgdn, home/end", "Move in the table"),
+)
+
+
+def bindings(scope: Scope) -> list[Binding]:
+    """The bindings of one scope; pane widgets put these in their BINDINGS."""
+    target = "" if scope == "app" else "app."
+    return [
+        Binding(a.keys, target + a.name, a.label, show=a.show, priority=a.priority, tooltip=a.description)
+        for a in ACTIONS
+        if a.scope == scope and a.keys
+    ]
+
+
+def by_name(name: str) -> Action:
+    return next(a for a in ACTIONS if a.name == name)
+
+
+def key_display(keys: str) -> str:
+    """How a key spec reads in help: `ctrl+y` → `ctrl+y`, `left_square_bracket` → `[`."""
+    names = {"left_square_bracket": "[", "right_square_bracket": "]", "escape": "esc"}
+    return " / ".join(names.get(k, k) for k in keys.split(",")) if keys else ""
+
+
+def help_rows() -> Iterator[tuple[str, str, str]]:
+    """(group, keys, description) for every action and widget key, grouped for the help screen."""
+    order = ("Panes", "Conversation", "Catalog", "Shell", "Results", "App")
+    rows = [(a.group, key_display(a.keys) or "palette", a.description) for a in ACTIONS]
+    rows += list(WIDGET_KEYS)
+    for group in order:
+        yield from (r for r in rows if r[0] == group)
+
+
+class AstroCommands(Provider):
+    """Every action of the table in the command palette, with its key."""
+
+    def _entries(self) -> Iterator[tuple[str, str, str]]:
+        for action in ACTIONS:
+            if action.palette:
+                key = key_display(action.keys)
+                yield action.name, action.description, f"{action.group}" + (f" · {key}" if key else "")
+
+    def _run(self, name: str) -> None:
+        self.app.call_later(partial(self.app.run_action, name))
+
+    async def discover(self) -> Hits:
+        for name, text, help_text in self._entries():
+            yield DiscoveryHit(text, partial(self._run, name), help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for name, text, help_text in self._entries():
+            score = matcher.match(text)
+            if score > 0:
+                yield Hit(score, matcher.highlight(text), partial(self._run, name), help=help_text)

@@ -1,0 +1,688 @@
+"""The full-screen app: three panes, one table of actions, and the workers that feed them.
+
+The first frame comes before anything slow: the database is opened (maybe
+building the sample warehouse), the catalog loaded and the model client
+imported in workers, each reporting back with a message.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+from textual import events, on, work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Footer, Static, TabbedContent
+
+from astro_tui.config import Settings, write_setting
+from astro_tui.resources import resource_dir
+from astro_tui.ui import slash
+from astro_tui.ui.actions import AstroCommands, bindings
+from astro_tui.ui.clipboard import copy_text
+from astro_tui.ui.inert import inert, one_line
+from astro_tui.ui.messages import (
+    AgentReady,
+    BuildProgress,
+    CatalogFailed,
+    CatalogLoaded,
+    DatabaseFailed,
+    DatabaseOpened,
+    ExportFinished,
+    QueryFailed,
+    ResultOrigin,
+    ResultReady,
+)
+from astro_tui.ui.panes.catalog import CatalogPane, CatalogTree
+from astro_tui.ui.panes.conversation import ConversationPane
+from astro_tui.ui.panes.results import ResultsPane
+from astro_tui.ui.panes.shell import ShellInput
+from astro_tui.ui.widgets.question import QuestionInput
+from astro_tui.ui.widgets.tool_block import result_status
+
+if TYPE_CHECKING:
+    from astro_tui.agent.loop import Agent
+    from astro_tui.catalog.model import Catalog, Table
+    from astro_tui.data.database import CancelToken, Database
+
+NARROW = 100
+MEDIUM = 130
+PREVIEW_ROWS = 100
+
+
+class AstroApp(App[int]):
+    CSS_PATH = [resource_dir("styles") / "app.tcss"]
+    TITLE = "astro"
+    BINDINGS = bindings("app")
+    COMMANDS = App.COMMANDS | {AstroCommands}
+    ESCAPE_TO_MINIMIZE = False
+
+    def __init__(self, specs: list[str], settings: Settings, *, live_clocks: bool = True) -> None:
+        super().__init__()
+        self.specs = list(specs)
+        self.settings = settings
+        self.live_clocks = live_clocks
+        self.db: Database | None = None
+        self.catalog: Catalog | None = None
+        self.agent: Agent | None = None
+        self._agent_error: str | None = None
+        self._pending_question: str | None = None
+        self._sql_token: CancelToken | None = None
+        self._narrow = False
+        self._persisted_theme = settings.theme
+
+    # ------------------------------------------------------------------ layout
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._topbar_text("opening…"), id="topbar")
+        with Horizontal(id="main"):
+            yield CatalogPane()
+            yield ConversationPane()
+            yield ResultsPane()
+        yield Footer()
+
+    @property
+    def conversation(self) -> ConversationPane:
+        return self.query_one(ConversationPane)
+
+    @property
+    def results(self) -> ResultsPane:
+        return self.query_one(ResultsPane)
+
+    @property
+    def catalog_pane(self) -> CatalogPane:
+        return self.query_one(CatalogPane)
+
+    def on_mount(self) -> None:
+        if self.settings.theme and self.settings.theme in self.available_themes:
+            self.theme = self.settings.theme
+        self.theme_changed_signal.subscribe(self, self._theme_changed)
+        self._apply_width(self.size.width)
+        self.conversation.question.focus()
+        if not self.settings.model_configured:
+            from astro_tui.llm.errors import model_not_configured_message
+
+            self.conversation.show_howto(model_not_configured_message())
+        self._open_database()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._apply_width(event.size.width)
+
+    def _apply_width(self, width: int) -> None:
+        narrow = width < NARROW
+        screen = self.screen
+        if narrow != self._narrow:
+            self._narrow = narrow
+            screen.remove_class("-catalog-open", "-no-catalog", "-no-results")
+        screen.set_class(narrow, "-narrow")
+        screen.set_class(not narrow and width < MEDIUM, "-medium")
+
+    def _topbar_text(self, db_text: str) -> Text:
+        text = Text("astro", style="bold")
+        text.append("  ·  ")
+        text.append(inert(db_text, keep_newlines=False))
+        text.append("  ·  ")
+        model = self.settings.model
+        text.append(f"model {inert(model, keep_newlines=False)}" if model else "no model configured")
+        text.append("  ·  F1 help  ·  ctrl+p commands", "dim")
+        return text
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        """Our table covers quit, theme and zoom; keep Textual's extras that it does not."""
+        for command in super().get_system_commands(screen):
+            if command.title in ("Keys", "Screenshot"):
+                yield command
+
+    # ------------------------------------------------------------------ database and catalog
+
+    @work(thread=True, group="open", exit_on_error=False)
+    def _open_database(self) -> None:
+        from astro_tui.data.database import Database
+        from astro_tui.data.errors import DataError
+
+        try:
+            db = Database.open(self.specs, self.settings, on_build=lambda m: self.post_message(BuildProgress(m)))
+        except DataError as exc:
+            self.post_message(DatabaseFailed(str(exc)))
+            return
+        except Exception as exc:
+            self.post_message(DatabaseFailed(f"cannot open the database: {type(exc).__name__}: {exc}"))
+            return
+        self.post_message(DatabaseOpened(db))
+
+    def on_build_progress(self, message: BuildProgress) -> None:
+        text = one_line(message.text) or "Building the sample warehouse…"
+        self.catalog_pane.show_status(text)
+        self.query_one("#topbar", Static).update(self._topbar_text(text))
+
+    def on_database_opened(self, message: DatabaseOpened) -> None:
+        self.db = message.db
+        self.catalog_pane.show_status("Loading the catalog…")
+        self.query_one("#topbar", Static).update(self._topbar_text(message.db.label))
+        self._load_catalog(message.db)
+
+    def on_database_failed(self, message: DatabaseFailed) -> None:
+        self.catalog_pane.show_status(f"✗ {message.message}")
+        self.conversation.add_error(message.message)
+        self.notify(message.message, title="Cannot open the database", severity="error", markup=False)
+
+    @work(thread=True, group="open", exit_on_error=False)
+    def _load_catalog(self, db: Database) -> None:
+        from astro_tui.catalog.introspect import load_catalog
+
+        try:
+            catalog = load_catalog(db)
+        except Exception as exc:
+            self.post_message(CatalogFailed(f"cannot read the catalog: {exc}"))
+            return
+        self.post_message(CatalogLoaded(catalog))
+
+    def on_catalog_loaded(self, message: CatalogLoaded) -> None:
+        assert self.db is not None
+        self.catalog = message.catalog
+        self.catalog_pane.set_catalog(message.catalog, self.db, self.db.label)
+        tables = len(message.catalog.tables)
+        self.query_one("#topbar", Static).update(self._topbar_text(f"{self.db.label} · {tables:,} tables"))
+        if self.settings.model_configured:
+            self._build_agent(self.db, message.catalog)
+        self._warm_imports()
+
+    @work(thread=True, group="warm", exit_on_error=False)
+    def _warm_imports(self) -> None:
+        """Import what the first result and chart need while the user is still reading."""
+        import pyarrow.compute  # noqa: F401
+        import textual_fastdatatable.data_table  # noqa: F401
+        import textual_plotext  # noqa: F401
+
+    def on_catalog_failed(self, message: CatalogFailed) -> None:
+        self.catalog_pane.show_status(f"✗ {message.message}")
+        self.notify(message.message, severity="error", markup=False)
+
+    @work(thread=True, group="agent", exit_on_error=False)
+    def _build_agent(self, db: Database, catalog: Catalog) -> None:
+        """Importing the model client costs about a second; pay it here, not on the first question."""
+        try:
+            from astro_tui.agent.loop import Agent
+            from astro_tui.agent.state import default_state_dir
+
+            import openai  # noqa: F401  (the import is the slow part of the first request)
+
+            agent = Agent(db, catalog, self.settings, state_dir=default_state_dir())
+        except Exception as exc:
+            message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+            self.post_message(AgentReady(None, one_line(message, 400)))
+            return
+        self.post_message(AgentReady(agent))
+
+    def on_agent_ready(self, message: AgentReady) -> None:
+        self.agent = message.agent
+        self._agent_error = message.error
+        pending, self._pending_question = self._pending_question, None
+        if message.error:
+            self.conversation.add_error(f"the model cannot be used: {message.error}")
+            if pending:
+                self.conversation.question.put_back(pending)
+            return
+        if pending:
+            self.conversation.start_turn(message.agent, pending, echo=False)
+
+    # ------------------------------------------------------------------ the question box
+
+    @on(QuestionInput.Submitted)
+    def _question_submitted(self, event: QuestionInput.Submitted) -> None:
+        event.stop()
+        text = event.text
+        question_box = self.conversation.question
+        try:
+            command = slash.parse(text)
+        except slash.SlashError as exc:
+            self.notify(str(exc), severity="warning", markup=False)
+            return
+        if command is not None:
+            question_box.clear()
+            self.run_slash(command)
+            return
+        self.ask(slash.unescape_question(text))
+
+    def ask(self, question: str) -> None:
+        conversation = self.conversation
+        if conversation.running:
+            self.notify("A question is still running; esc cancels it.", severity="warning")
+            return
+        if not self.settings.model_configured:
+            conversation.add_error(
+                "No model is configured, so questions cannot be answered yet; the instructions are "
+                "at the top of this pane (everything else works: the catalog, the shell, /sql)."
+            )
+            return
+        if self._agent_error:
+            conversation.add_error(f"the model cannot be used: {self._agent_error}")
+            return
+        conversation.question.clear()
+        if self.agent is None:
+            if self._pending_question is not None:
+                self.notify("Still opening the database; your question will be sent then.")
+                return
+            self._pending_question = question
+            conversation.add_user(question)
+            conversation.add_note("waiting for the database and the model client…", "wait")
+            return
+        conversation.start_turn(self.agent, question)
+
+    def run_slash(self, command: slash.Slash) -> None:
+        handler = getattr(self, f"_slash_{command.name}")
+        handler(command.arg)
+
+    def _slash_sql(self, sql: str) -> None:
+        self.conversation.add_note(Text("sql> ", style="bold") + Text(inert(sql)), "sql")
+        self.run_sql(sql)
+
+    def _slash_clear(self, _: str) -> None:
+        self.action_clear_conversation()
+
+    def _slash_new(self, _: str) -> None:
+        self.action_new_conversation()
+
+    def _slash_resume(self, arg: str) -> None:
+        if arg:
+            self._resume(arg)
+        else:
+            self.action_resume()
+
+    def _slash_context(self, _: str) -> None:
+        self.action_show_context()
+
+    def _slash_copy(self, _: str) -> None:
+        self.action_copy_sql()
+
+    def _slash_export(self, arg: str) -> None:
+        try:
+            fmt, path = slash.export_args(arg)
+        except slash.SlashError as exc:
+            self.notify(str(exc), severity="warning", markup=False)
+            return
+        self.export_current(fmt, path)
+
+    def _slash_model(self, _: str) -> None:
+        self.action_show_model()
+
+    def _slash_help(self, _: str) -> None:
+        self.action_help()
+
+    # ------------------------------------------------------------------ queries
+
+    def run_sql(self, sql: str) -> None:
+        if self.db is None:
+            self.notify("The database is still opening.", severity="warning")
+            return
+        from astro_tui.data.database import CancelToken
+
+        self._sql_token = CancelToken()
+        self.refresh_bindings()
+        self._execute(self.db, sql, self._sql_token)
+
+    @work(thread=True, group="sql", exit_on_error=False)
+    def _execute(self, db: Database, sql: str, token: CancelToken) -> None:
+        from astro_tui.data.errors import DataError
+
+        try:
+            result = db.execute(sql, cancel=token)
+        except DataError as exc:
+            self.post_message(QueryFailed(str(exc), "sql"))
+            return
+        except Exception as exc:
+            self.post_message(QueryFailed(f"{type(exc).__name__}: {exc}", "sql"))
+            return
+        self.post_message(ResultReady(result, ResultOrigin("sql", "", verified=False)))
+
+    @work(thread=True, group="preview", exit_on_error=False)
+    def _preview(self, db: Database, table: Table) -> None:
+        from astro_tui.catalog.introspect import sample_values
+
+        try:
+            result = sample_values(db, table, limit=PREVIEW_ROWS)
+        except Exception as exc:
+            self.post_message(QueryFailed(str(exc), "preview"))
+            return
+        self.post_message(ResultReady(result, ResultOrigin("preview", table.name)))
+
+    def on_result_ready(self, message: ResultReady) -> None:
+        origin = message.origin
+        if origin.kind == "sql":
+            self._sql_token = None
+            self.refresh_bindings()
+        entry = self.results.add_result(message.result, origin, sql_text=origin.sql_text)
+        if origin.kind == "sql":
+            status = result_status(self.conversation, message.result)
+            self.conversation.add_note(f"→ {entry.name}: {status} (results pane)", "sql-done")
+        if self._narrow and self.screen.has_class("-no-results"):
+            self.screen.remove_class("-no-results")
+
+    def on_query_failed(self, message: QueryFailed) -> None:
+        if message.origin == "sql":
+            self._sql_token = None
+            self.refresh_bindings()
+            self.conversation.add_error(message.message)
+        else:
+            self.notify(message.message, severity="error", markup=False)
+
+    # ------------------------------------------------------------------ export
+
+    def export_current(self, fmt: str, path: str) -> None:
+        entry = self.results.current
+        if entry is None:
+            self.notify("No result to export yet.", severity="warning")
+            return
+        from astro_tui.ui.export import resolve_path
+
+        self.notify(f"Exporting {entry.name} ({entry.result.row_count:,} rows)…", markup=False)
+        self._export(entry.result.table, fmt, str(resolve_path(path)))
+
+    @work(thread=True, group="export", exit_on_error=False)
+    def _export(self, table: Any, fmt: str, path: str) -> None:
+        from pathlib import Path
+
+        from astro_tui.ui.export import write_result
+
+        try:
+            written = write_result(table, fmt, Path(path))
+        except Exception as exc:
+            self.post_message(ExportFinished(path, 0, f"{type(exc).__name__}: {exc}"))
+            return
+        self.post_message(ExportFinished(str(written), table.num_rows))
+
+    def on_export_finished(self, message: ExportFinished) -> None:
+        if message.error:
+            self.notify(f"Export failed: {one_line(message.error)}", severity="error", markup=False)
+        else:
+            self.notify(f"Exported {message.rows:,} rows to {inert(message.path)}", markup=False)
+
+    # ------------------------------------------------------------------ theme
+
+    def _theme_changed(self, theme: Any) -> None:
+        name = getattr(theme, "name", str(theme))
+        if name != self._persisted_theme:
+            self._persisted_theme = name
+            self._save_theme(name)
+
+    @work(thread=True, group="settings", exit_on_error=False)
+    def _save_theme(self, name: str) -> None:
+        try:
+            write_setting("theme", name)
+        except Exception as exc:
+            self.call_from_thread(self.notify, f"Cannot save the theme: {exc}", severity="warning", markup=False)
+
+    # ------------------------------------------------------------------ actions (from actions.ACTIONS)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Esc is only bound (and shown) when there is something to cancel or restore."""
+        if action == "cancel":
+            return bool(
+                self.conversation.running
+                or self._sql_token is not None
+                or self._pending_question is not None
+                or self.screen.maximized is not None
+            )
+        return True
+
+    def action_help(self) -> None:
+        from astro_tui.ui.screens.help import HelpScreen
+
+        if isinstance(self.screen, HelpScreen):
+            self.screen.dismiss()
+        else:
+            self.push_screen(HelpScreen())
+
+    def _show_catalog(self) -> None:
+        screen = self.screen
+        screen.remove_class("-no-catalog")
+        if self._narrow:
+            screen.add_class("-catalog-open")
+
+    def action_focus_catalog(self) -> None:
+        self._show_catalog()
+        self.query_one(CatalogTree).focus()
+
+    def action_focus_shell(self) -> None:
+        self._show_catalog()
+        self.query_one(ShellInput).focus()
+
+    def action_focus_question(self) -> None:
+        self.screen.remove_class("-catalog-open")
+        self.conversation.question.focus()
+
+    def action_focus_results(self) -> None:
+        self.screen.remove_class("-no-results", "-catalog-open")
+        self.results.focus_table()
+
+    def action_toggle_catalog(self) -> None:
+        screen = self.screen
+        if self._narrow:
+            screen.toggle_class("-catalog-open")
+            if screen.has_class("-catalog-open"):
+                self.query_one(CatalogTree).focus()
+            else:
+                self.conversation.question.focus()
+        else:
+            screen.toggle_class("-no-catalog")
+            if screen.has_class("-no-catalog") and self.catalog_pane.has_focus_within:
+                self.conversation.question.focus()
+
+    def action_toggle_results(self) -> None:
+        screen = self.screen
+        screen.toggle_class("-no-results")
+        if screen.has_class("-no-results") and self.results.has_focus_within:
+            self.conversation.question.focus()
+
+    def action_zoom(self) -> None:
+        screen = self.screen
+        self.call_after_refresh(self.refresh_bindings)
+        if screen.maximized is not None:
+            screen.minimize()
+            return
+        focused = screen.focused
+        pane = next(
+            (w for w in (focused.ancestors_with_self if focused else []) if w.has_class("pane")), None
+        )
+        if pane is None:
+            pane = self.conversation
+        screen.maximize(pane, container=False)
+
+    def action_cancel(self) -> None:
+        if self.conversation.cancel_turn():
+            return
+        if self._sql_token is not None:
+            self._sql_token.cancel()
+            self.notify("Cancelling the query…")
+            return
+        if self._pending_question is not None:
+            self.conversation.question.put_back(self._pending_question)
+            self._pending_question = None
+            self.conversation.add_note("■ cancelled", "cancelled")
+            return
+        if self.screen.maximized is not None:
+            self.screen.minimize()
+
+    def action_copy_sql(self) -> None:
+        entry = self.results.current
+        if entry is None or not entry.sql_text.strip():
+            self.notify("No SQL to copy yet: ask a question or run /sql.", severity="warning")
+            return
+        where = copy_text(self, entry.sql_text)
+        kind = "verified SQL" if entry.verified else "SQL"
+        self.notify(f"Copied the {kind} of {inert(entry.name)} to the {where}.", markup=False)
+
+    def action_export(self) -> None:
+        entry = self.results.current
+        if entry is None:
+            self.notify("No result to export yet.", severity="warning")
+            return
+        from astro_tui.ui.screens.export import ExportScreen
+
+        def done(value: str | None) -> None:
+            if value:
+                self._slash_export(value)
+
+        self.push_screen(ExportScreen(entry.name, "csv astro-result.csv"), done)
+
+    def action_new_conversation(self) -> None:
+        self.conversation.cancel_turn()
+        if self.agent is not None:
+            self.agent.new_conversation()
+        self.conversation.clear_log()
+        self.conversation.add_note("new conversation: earlier questions are forgotten", "new")
+
+    def action_clear_conversation(self) -> None:
+        self.conversation.clear_log()
+        if self.agent is not None:
+            self.conversation.add_note("cleared the screen; the model still remembers this conversation", "new")
+
+    def action_resume(self) -> None:
+        if self.agent is None or self.db is None:
+            self.notify("Resuming needs a configured model and an open database.", severity="warning")
+            return
+        from astro_tui.agent.conversations import list_conversations
+        from astro_tui.ui.screens.resume import ResumeScreen
+
+        state_dir = self.agent.state_dir if hasattr(self.agent, "state_dir") else None
+        if state_dir is None:
+            from astro_tui.agent.state import default_state_dir
+
+            state_dir = default_state_dir()
+        found = list_conversations(state_dir, self.db.key)
+
+        def chosen(conversation_id: str | None) -> None:
+            if conversation_id:
+                self._resume(conversation_id)
+
+        self.push_screen(ResumeScreen(found), chosen)
+
+    def _resume(self, conversation_id: str) -> None:
+        if self.agent is None:
+            self.notify("Resuming needs a configured model.", severity="warning")
+            return
+        self.conversation.cancel_turn()
+        try:
+            self.agent.resume(conversation_id)
+        except Exception as exc:
+            self.notify(f"Cannot resume: {exc}", severity="error", markup=False)
+            return
+        self.conversation.clear_log()
+        self.conversation.show_resumed(conversation_id, self.agent.turns)
+
+    def action_show_context(self) -> None:
+        if self.db is None:
+            self.notify("The database is still opening.", severity="warning")
+            return
+        self._read_context(self.db.key)
+
+    @work(thread=True, group="context", exit_on_error=False)
+    def _read_context(self, db_key: str) -> None:
+        from astro_tui.agent.context_notes import ContextNotes
+        from astro_tui.agent.state import default_state_dir
+
+        try:
+            notes = ContextNotes(default_state_dir(), db_key)
+            text, path = notes.read(), str(notes.path)
+        except Exception as exc:
+            self.call_from_thread(self.notify, f"Cannot read the notes: {exc}", severity="error", markup=False)
+            return
+        self.call_from_thread(self._show_context, text, path)
+
+    def _show_context(self, text: str, path: str) -> None:
+        body = text.strip() or "_No notes yet. The model adds notes with `update_context`; you can edit the file._"
+        self.conversation.add_markdown(body, f"Context notes · {inert(path)}")
+
+    def action_show_model(self) -> None:
+        from astro_tui.llm.errors import display_url
+
+        settings = self.settings
+        if not settings.model_configured:
+            self.conversation.add_note("no model configured (the instructions are at the top)", "model")
+            return
+        line = f"model {settings.model} at {display_url(settings.base_url)}"
+        if settings.reasoning_effort:
+            line += f" · reasoning effort {settings.reasoning_effort}"
+        self.conversation.add_note(line, "model")
+
+    def action_change_theme(self) -> None:
+        self.search_themes()
+
+    def action_insert_name(self) -> None:
+        name = self.query_one(CatalogTree).selected_name()
+        if name is None:
+            self.notify("Highlight a table or column in the catalog first.", severity="warning")
+            return
+        question = self.conversation.question
+        question.insert(name + " ")
+        self.action_focus_question()
+
+    def action_preview_table(self) -> None:
+        table = self.query_one(CatalogTree).selected_table()
+        if table is None or self.db is None:
+            self.notify("Highlight a table in the catalog first.", severity="warning")
+            return
+        self._preview(self.db, table)
+
+    def action_previous_result(self) -> None:
+        self.results.step(-1)
+
+    def action_next_result(self) -> None:
+        self.results.step(1)
+
+    def _tab(self, tab: str) -> None:
+        self.screen.remove_class("-no-results")
+        self.results.query_one(TabbedContent).active = tab
+
+    def action_show_table_tab(self) -> None:
+        self._tab("tab-table")
+
+    def action_show_chart_tab(self) -> None:
+        self._tab("tab-chart")
+
+    def action_show_sql_tab(self) -> None:
+        self._tab("tab-sql")
+
+    def action_chart_kind(self) -> None:
+        self.results.change_chart("kind")
+
+    def action_chart_x(self) -> None:
+        self.results.change_chart("x")
+
+    def action_chart_y(self) -> None:
+        self.results.change_chart("y")
+
+    async def action_quit(self) -> None:
+        self.conversation.cancel_turn()
+        if self._sql_token is not None:
+            self._sql_token.cancel()
+        self.exit(0)
+
+    def on_unmount(self) -> None:
+        if self.db is not None:
+            self.db.close()
+
+
+def run_app(specs: list[str], settings: Settings) -> int:
+    """Run the app until the user quits; the return code is the process exit code."""
+    app = AstroApp(specs, settings)
+    code = app.run()
+    return int(code or 0)
+
+
+def main() -> None:
+    from astro_tui.config import ConfigError, load_settings
+
+    try:
+        settings = load_settings()
+    except ConfigError as exc:
+        print(f"astro: {exc}", file=sys.stderr)
+        sys.exit(2)
+    sys.exit(run_app(sys.argv[1:], settings))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,180 @@
+"""The catalog pane: a lazy tree of schemas → tables → columns, the table card, the shell.
+
+Nodes are added only when their parent is opened, a few hundred at a time, so
+a 10,000-table schema costs nothing until the user asks for it and never
+stalls the screen. Names and comments come from the database: always inert.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import Static, Tree
+from textual.widgets.tree import TreeNode
+
+from astro_tui.ui.actions import bindings
+from astro_tui.ui.inert import inert, inert_text
+from astro_tui.ui.messages import TableCard
+from astro_tui.ui.panes.shell import ShellPane
+
+if TYPE_CHECKING:
+    from astro_tui.catalog.model import Catalog, Column, Schema, Table
+    from astro_tui.data.database import Database
+
+CHUNK = 500
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    kind: Literal["schema", "table", "column", "more"]
+    schema: Schema | None = None
+    table: Table | None = None
+    column: Column | None = None
+    offset: int = 0
+
+
+def _count(n: int | None) -> str:
+    if n is None:
+        return ""
+    for unit, size in (("B", 1e9), ("M", 1e6), ("k", 1e3)):
+        if n >= size:
+            return f"{n / size:.1f}{unit}".replace(".0", "")
+    return str(n)
+
+
+class CatalogTree(Tree[Node]):
+    BINDINGS = bindings("catalog")
+
+    def __init__(self) -> None:
+        super().__init__(Text("catalog"), id="catalog-tree")
+        self.show_root = False
+        self.guide_depth = 2
+
+    def load(self, catalog: Catalog) -> None:
+        self.clear()
+        for schema in catalog.schemas:
+            name = f"{schema.database}.{schema.name}" if schema.database else schema.name
+            label = inert_text(name, "bold", keep_newlines=False)
+            label.append(f"  {len(schema.tables):,}", "dim")
+            self.root.add(label, Node("schema", schema=schema), allow_expand=bool(schema.tables))
+        if len(catalog.schemas) == 1 and catalog.schemas[0].tables:
+            self.root.children[0].expand()
+        self.cursor_line = 0
+
+    @on(Tree.NodeExpanded)
+    def _expanded(self, event: Tree.NodeExpanded[Node]) -> None:
+        node = event.node
+        data = node.data
+        if data is None or node.children:
+            return
+        if data.kind == "schema" and data.schema is not None:
+            self._add_tables(node, data.schema, 0)
+        elif data.kind == "table" and data.table is not None:
+            for column in data.table.columns:
+                label = inert_text(column.name, keep_newlines=False)
+                label.append(f"  {inert(column.type, keep_newlines=False)}", "dim")
+                node.add_leaf(label, Node("column", table=data.table, column=column))
+
+    def _add_tables(self, parent: TreeNode[Node], schema: Schema, offset: int) -> None:
+        tables = schema.tables[offset : offset + CHUNK]
+        for table in tables:
+            label = inert_text(table.name, keep_newlines=False)
+            if table.kind == "view":
+                label.append("  view", "italic dim")
+            if table.row_count is not None:
+                label.append(f"  {_count(table.row_count)}", "dim")
+            parent.add(label, Node("table", schema=schema, table=table), allow_expand=bool(table.columns))
+        rest = len(schema.tables) - offset - len(tables)
+        if rest > 0:
+            more = Text(f"… {rest:,} more (enter)", style="italic dim")
+            parent.add_leaf(more, Node("more", schema=schema, offset=offset + len(tables)))
+
+    @on(Tree.NodeSelected)
+    def _selected(self, event: Tree.NodeSelected[Node]) -> None:
+        node = event.node
+        data = node.data
+        if data is not None and data.kind == "more" and data.schema is not None and node.parent is not None:
+            parent = node.parent
+            node.remove()
+            self._add_tables(parent, data.schema, data.offset)
+
+    def selected_table(self) -> Table | None:
+        node = self.cursor_node
+        return node.data.table if node is not None and node.data is not None else None
+
+    def selected_name(self) -> str | None:
+        """The SQL identifier of the highlighted table or column, quoted where SQL needs it."""
+        from astro_tui.catalog.model import quote_ident
+
+        node = self.cursor_node
+        if node is None or node.data is None:
+            return None
+        data = node.data
+        if data.kind == "column" and data.column is not None:
+            return quote_ident(data.column.name)
+        if data.kind == "table" and data.table is not None:
+            return data.table.sql_name
+        if data.kind == "schema" and data.schema is not None:
+            return quote_ident(data.schema.name)
+        return None
+
+
+class CatalogPane(Vertical):
+    """Tree on top, the highlighted table's card, then the shell."""
+
+    ALLOW_MAXIMIZE = True
+
+    def __init__(self) -> None:
+        super().__init__(id="catalog", classes="pane")
+        self.border_title = "Catalog"
+        self._db: Database | None = None
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="catalog-top"):
+            yield Static(Text("Opening the database…", style="italic"), id="catalog-status")
+            yield CatalogTree()
+            with VerticalScroll(id="table-card"):
+                yield Static(id="table-card-text")
+        yield ShellPane()
+
+    def show_status(self, text: str) -> None:
+        status = self.query_one("#catalog-status", Static)
+        status.update(inert_text(text, "italic"))
+        status.display = bool(text)
+
+    def set_catalog(self, catalog: Catalog, db: Database, label: str) -> None:
+        self._db = db
+        tables = sum(len(s.tables) for s in catalog.schemas)
+        self.border_title = f"Catalog · {inert(label, keep_newlines=False)}"
+        self.border_subtitle = f"{len(catalog.schemas)} schemas · {tables:,} tables"
+        self.show_status("" if tables else "no tables in this database")
+        self.query_one(CatalogTree).load(catalog)
+        self.query_one(ShellPane).set_catalog(catalog, db)
+
+    @on(Tree.NodeHighlighted)
+    def _highlighted(self, event: Tree.NodeHighlighted[Node]) -> None:
+        data = event.node.data
+        if data is not None and data.table is not None:
+            self._render_card(data.table)
+
+    @work(thread=True, exclusive=True, group="card")
+    def _render_card(self, table: Table) -> None:
+        try:
+            from astro_tui.catalog.vfs import render_card
+        except ImportError:
+            card = "\n".join([table.sql_name, *(f"  {c.name}  {c.type}" for c in table.columns)])
+        else:
+            card = render_card(table)
+        self.post_message(TableCard(table, card))
+
+    def on_table_card(self, message: TableCard) -> None:
+        message.stop()
+        self.query_one("#table-card-text", Static).update(inert_text(message.card.rstrip()))
+        card = self.query_one("#table-card")
+        card.display = True
+        card.scroll_home(animate=False)

@@ -1,0 +1,327 @@
+"""The results pane: the session's results, each as a table, a chart and its SQL.
+
+Building a table's display (an inert copy, measured column widths) happens in
+a thread, so a million-row result never holds the screen; the widget itself
+only ever renders the rows in view.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Group
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Container, Vertical, VerticalScroll
+from textual.widgets import Select, Static, TabbedContent, TabPane
+
+from astro_tui.ui import charting
+from astro_tui.ui.actions import bindings
+from astro_tui.ui.charting import ChartChoice
+from astro_tui.ui.inert import inert, inert_text, one_line
+from astro_tui.ui.messages import ChartPrepared, ResultOrigin, TablePrepared
+from astro_tui.ui.widgets.tool_block import result_status, sql_syntax
+
+if TYPE_CHECKING:
+    from astro_tui.data.results import QueryResult
+
+_CACHED_TABLES = 6
+
+
+@dataclass
+class ResultEntry:
+    id: int
+    name: str
+    result: QueryResult
+    origin: ResultOrigin
+    sql_text: str
+    chart: ChartChoice | None = None
+    chart_from_answer: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def verified(self) -> bool:
+        return self.origin.verified
+
+
+class ResultsPane(Vertical):
+    BINDINGS = bindings("results")
+    ALLOW_MAXIMIZE = True
+
+    def __init__(self) -> None:
+        super().__init__(id="results", classes="pane")
+        self.border_title = "Results"
+        self.entries: list[ResultEntry] = []
+        self.current: ResultEntry | None = None
+        self._backends: dict[int, Any] = {}
+        self._next_id = 1
+        self._counters: dict[str, int] = {}
+
+    def compose(self) -> ComposeResult:
+        yield Select[int]([], prompt="no results yet", allow_blank=True, id="result-picker")
+        with TabbedContent(id="result-tabs"):
+            with TabPane("Table", id="tab-table"):
+                with Container(id="table-holder"):
+                    yield Static(_EMPTY, id="table-empty", classes="empty-note")
+            with TabPane("Chart", id="tab-chart"):
+                yield Static("", id="chart-note", classes="empty-note")
+            with TabPane("SQL", id="tab-sql"), VerticalScroll(id="sql-scroll"):
+                yield Static(Text("no SQL yet", style="italic"), id="sql-text")
+        yield Static("", id="result-status")
+
+    # ------------------------------------------------------------------ entries
+
+    def name_for(self, origin: ResultOrigin) -> str:
+        if origin.kind in ("tool", "answer") and origin.label:
+            return one_line(origin.label, 40)
+        count = self._counters.get(origin.kind, 0) + 1
+        self._counters[origin.kind] = count
+        base = {"sql": "sql", "preview": "preview", "answer": "answer"}.get(origin.kind, origin.kind)
+        label = f" {one_line(origin.label, 30)}" if origin.label else ""
+        return f"{base} {count}{label}" if origin.kind != "preview" else f"preview{label}"
+
+    def add_result(self, result: QueryResult, origin: ResultOrigin, *, sql_text: str | None = None) -> ResultEntry:
+        entry = ResultEntry(self._next_id, self.name_for(origin), result, origin, sql_text or result.sql)
+        self._next_id += 1
+        if origin.chart is not None:
+            spec = origin.chart
+            entry.chart = ChartChoice(spec.kind, spec.x, list(spec.y), spec.title or "")
+            entry.chart_from_answer = True
+        self.entries.append(entry)
+        self._refresh_picker()
+        self.show(entry)
+        if origin.chart is not None:
+            self.query_one(TabbedContent).active = "tab-chart"
+            self._prepare_chart(entry)
+        return entry
+
+    def _refresh_picker(self) -> None:
+        picker = self.query_one("#result-picker", Select)
+        options = []
+        for e in reversed(self.entries):
+            label = inert_text(e.name, keep_newlines=False)
+            label.append(f"  {e.result.row_count:,} rows", "dim")
+            if e.verified:
+                label.append("  ✓", "bold")
+            options.append((label, e.id))
+        with picker.prevent(Select.Changed):
+            picker.set_options(options)
+            if self.current is not None:
+                picker.value = self.current.id
+
+    def show(self, entry: ResultEntry) -> None:
+        self.current = entry
+        picker = self.query_one("#result-picker", Select)
+        if picker.value != entry.id:
+            with picker.prevent(Select.Changed):
+                picker.value = entry.id
+        self._show_status(entry)
+        self._show_sql(entry)
+        backend = self._backends.get(entry.id)
+        if backend is not None:
+            self._mount_table(backend)
+        else:
+            self._set_table_note("preparing the table…")
+            self._prepare_table(entry.id, entry.result)
+        if self.query_one(TabbedContent).active == "tab-chart":
+            self._prepare_chart(entry)
+
+    def step(self, delta: int) -> None:
+        if not self.entries:
+            self.app.notify("No results yet.", severity="warning")
+            return
+        index = self.entries.index(self.current) if self.current in self.entries else len(self.entries) - 1
+        index = max(0, min(len(self.entries) - 1, index + delta))
+        self.show(self.entries[index])
+
+    @on(Select.Changed, "#result-picker")
+    def _picked(self, event: Select.Changed) -> None:
+        event.stop()
+        entry = next((e for e in self.entries if e.id == event.value), None)
+        if entry is not None and entry is not self.current:
+            self.show(entry)
+
+    def _show_status(self, entry: ResultEntry) -> None:
+        result = entry.result
+        status = inert_text(entry.name, "bold", keep_newlines=False)
+        status.append(f" · {result_status(self, result)}")
+        if entry.verified:
+            status.append(" · ✓ verified", "bold")
+        if result.truncated:
+            status.append(f" · cut at the {result.row_count:,}-row cap (--max-rows)", "italic")
+        self.query_one("#result-status", Static).update(status)
+        self.border_subtitle = f"{len(self.entries)} result" + ("" if len(self.entries) == 1 else "s")
+
+    def _show_sql(self, entry: ResultEntry) -> None:
+        if entry.verified:
+            head = "-- verified: the SQL that produced this answer"
+        elif entry.origin.kind == "tool":
+            head = f"-- {inert(entry.name, keep_newlines=False)}: an intermediate query of the model (not an answer)"
+        else:
+            head = f"-- {inert(entry.name, keep_newlines=False)}"
+        dark = self.app.current_theme.dark
+        self.query_one("#sql-text", Static).update(Group(Text(head, style="dim"), sql_syntax(entry.sql_text, dark=dark)))
+
+    # ------------------------------------------------------------------ table
+
+    def _set_table_note(self, text: str) -> None:
+        holder = self.query_one("#table-holder")
+        for child in list(holder.children):
+            if child.id != "table-empty":
+                child.remove()
+        note = self.query_one("#table-empty", Static)
+        note.update(Text(text, style="italic"))
+        note.display = True
+
+    @work(thread=True, exclusive=True, group="table")
+    def _prepare_table(self, entry_id: int, result: QueryResult) -> None:
+        try:
+            from textual_fastdatatable import ArrowBackend
+
+            from astro_tui.ui.inert import inert_table
+
+            backend = ArrowBackend(inert_table(result.table))
+            backend.render_markup = False
+            _ = backend.column_content_widths
+        except Exception as exc:
+            self.post_message(TablePrepared(entry_id, None, f"cannot show this result: {exc}"))
+            return
+        self.post_message(TablePrepared(entry_id, backend))
+
+    def on_table_prepared(self, message: TablePrepared) -> None:
+        message.stop()
+        if message.backend is None:
+            if self.current is not None and self.current.id == message.entry_id:
+                self._set_table_note(message.error or "cannot show this result")
+            return
+        self._backends[message.entry_id] = message.backend
+        for stale in list(self._backends)[:-_CACHED_TABLES]:
+            del self._backends[stale]
+        if self.current is not None and self.current.id == message.entry_id:
+            self._mount_table(message.backend)
+
+    def _mount_table(self, backend: Any) -> None:
+        from textual_fastdatatable import DataTable
+
+        holder = self.query_one("#table-holder")
+        note = self.query_one("#table-empty", Static)
+        for child in list(holder.children):
+            if child is not note:
+                child.remove()
+        if backend.column_count == 0:
+            note.update(Text("the statement returned no columns", style="italic"))
+            note.display = True
+            return
+        note.display = False
+        table = DataTable(
+            backend=backend,
+            render_markup=False,
+            max_column_content_width=48,
+            null_rep="[dim]NULL[/]",
+            zebra_stripes=True,
+            id="result-table",
+        )
+        holder.mount(table)
+
+    def focus_table(self) -> None:
+        tables = self.query("#result-table")
+        if tables:
+            tables.first().focus()
+        else:
+            self.query_one("#result-picker").focus()
+
+    # ------------------------------------------------------------------ chart
+
+    @on(TabbedContent.TabActivated, "#result-tabs")
+    def _tab(self, event: TabbedContent.TabActivated) -> None:
+        if event.pane.id == "tab-chart" and self.current is not None:
+            self._prepare_chart(self.current)
+
+    def _prepare_chart(self, entry: ResultEntry) -> None:
+        if entry.chart is None:
+            entry.chart = charting.default_choice(entry.result.table)
+        if entry.chart is None:
+            self._chart_note("nothing to chart: this result has no numeric column")
+            return
+        self._chart_note("drawing…")
+        self._build_series(entry.id, entry.result, ChartChoice(**vars(entry.chart)))
+
+    @work(thread=True, exclusive=True, group="chart")
+    def _build_series(self, entry_id: int, result: QueryResult, choice: ChartChoice) -> None:
+        try:
+            series = charting.prepare(result.table, choice)
+        except ValueError as exc:
+            self.post_message(ChartPrepared(entry_id, None, str(exc)))
+            return
+        self.post_message(ChartPrepared(entry_id, series))
+
+    def on_chart_prepared(self, message: ChartPrepared) -> None:
+        message.stop()
+        if self.current is None or self.current.id != message.entry_id:
+            return
+        plot = self._plot()
+        if message.series is None:
+            self._chart_note(message.error or "cannot chart this result")
+            plot.display = False
+            return
+        choice = self.current.chart
+        how = f"{choice.kind} · x {choice.x or '—'} · y {', '.join(choice.y)}" if choice else ""
+        source = "from the answer" if self.current.chart_from_answer else "k kind · x / y columns"
+        self._chart_note(f"{inert(how, keep_newlines=False)}   ({source})")
+        plot.display = True
+        charting.draw(plot.plt, message.series)  # type: ignore[attr-defined]
+        plot.refresh()
+
+    def _plot(self) -> Any:
+        """The plot widget, created on first use: plotext is not needed to start the app."""
+        found = self.query("#chart")
+        if found:
+            return found.first()
+        from textual_plotext import PlotextPlot
+
+        plot = PlotextPlot(id="chart")
+        self.query_one("#tab-chart").mount(plot)
+        return plot
+
+    def _chart_note(self, text: str) -> None:
+        self.query_one("#chart-note", Static).update(Text(text, style="dim"))
+
+    def change_chart(self, what: str) -> None:
+        """Cycle the chart's kind, x column or y column, then show the chart tab."""
+        entry = self.current
+        if entry is None:
+            self.app.notify("No result to chart yet.", severity="warning")
+            return
+        table = entry.result.table
+        choice = entry.chart or charting.default_choice(table)
+        if choice is None:
+            self.app.notify("Nothing to chart: this result has no numeric column.", severity="warning")
+            return
+        if what == "kind":
+            choice.kind = charting.KINDS[(charting.KINDS.index(choice.kind) + 1) % len(charting.KINDS)]
+            if choice.kind != "hist" and choice.x is None:
+                choice.x = table.column_names[0]
+        elif what == "x":
+            names = table.column_names
+            choice.x = names[(names.index(choice.x) + 1) % len(names)] if choice.x in names else names[0]
+        elif what == "y":
+            numeric = charting.numeric_columns(table)
+            current = choice.y[0] if choice.y else None
+            choice.y = [numeric[(numeric.index(current) + 1) % len(numeric)] if current in numeric else numeric[0]]
+        entry.chart = choice
+        entry.chart_from_answer = False
+        tabs = self.query_one(TabbedContent)
+        if tabs.active != "tab-chart":
+            tabs.active = "tab-chart"
+        else:
+            self._prepare_chart(entry)
+
+
+_EMPTY = Text(
+    "Results appear here: answers, the model's queries (df_1, df_2, …),\n"
+    "/sql SELECT … from the question box, or p on a table in the catalog.",
+    style="italic",
+)
+

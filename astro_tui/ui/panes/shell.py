@@ -1,0 +1,159 @@
+"""The metadata shell in the catalog pane: the very shell the model's `shell` tool runs.
+
+Commands run in a thread (a recursive grep over 10,000 tables takes a moment)
+one at a time, since the shell's working directory is state.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+from textual import events, on, work
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Input, RichLog, Static
+
+from astro_tui.ui.actions import bindings
+from astro_tui.ui.history import History
+from astro_tui.ui.inert import inert, inert_text
+from astro_tui.ui.messages import ShellOutput
+
+if TYPE_CHECKING:
+    from astro_tui.catalog.model import Catalog
+    from astro_tui.data.database import Database
+
+_OUTPUT_CHARS = 20_000
+
+
+class ShellInput(Input):
+    """One command line with history (up/down) and tab completion."""
+
+    def __init__(self) -> None:
+        super().__init__(placeholder="ls, cat, grep -ri email / …", id="shell-input", select_on_focus=False)
+        self.recall = History()
+        self.completer: Any = None
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.key == "up":
+            entry = self.recall.previous(self.value)
+            if entry is not None:
+                self._replace(entry)
+            event.stop()
+            event.prevent_default()
+        elif event.key == "down":
+            entry = self.recall.next()
+            if entry is not None:
+                self._replace(entry)
+            event.stop()
+            event.prevent_default()
+        elif event.key == "tab" and self.completer is not None and self.value.strip():
+            event.stop()
+            event.prevent_default()
+            self._complete()
+
+    def _replace(self, text: str) -> None:
+        self.value = text
+        self.cursor_position = len(text)
+
+    def _complete(self) -> None:
+        try:
+            options = self.completer(self.value)
+        except Exception:
+            return
+        if isinstance(options, str):
+            options = [options]
+        options = list(options or [])
+        if len(options) == 1:
+            self._replace(options[0])
+        elif options:
+            prefix = _common_prefix(options)
+            if len(prefix) > len(self.value):
+                self._replace(prefix)
+            else:
+                self.post_message(ShellOutput("", "  ".join(options), 0, ""))
+
+
+def _common_prefix(options: list[str]) -> str:
+    first, last = min(options), max(options)
+    n = 0
+    while n < min(len(first), len(last)) and first[n] == last[n]:
+        n += 1
+    return first[:n]
+
+
+class ShellPane(Vertical):
+    """Scrollback above, a prompt below; output is data-derived, so it is written inert."""
+
+    BINDINGS = bindings("shell")
+
+    def __init__(self) -> None:
+        super().__init__(id="shell-pane")
+        self._shell: Any = None
+        self._lock = threading.Lock()
+        self.border_title = "Shell"
+
+    def compose(self) -> ComposeResult:
+        yield RichLog(id="shell-log", wrap=True, markup=False, highlight=False, max_lines=5_000, min_width=10)
+        with Horizontal(id="shell-line"):
+            yield Static("$", id="shell-prompt")
+            yield ShellInput()
+
+    def set_catalog(self, catalog: Catalog, db: Database) -> None:
+        log = self.query_one(RichLog)
+        try:
+            from astro_tui.catalog.shell import Shell
+        except ImportError:
+            log.write(Text("the metadata shell is not available in this build", style="italic"))
+            return
+        self._shell = Shell(catalog, db)
+        complete = getattr(self._shell, "complete", None)
+        self.query_one(ShellInput).completer = complete
+        self._update_prompt(str(getattr(self._shell, "cwd", "/")))
+        log.write(Text("metadata shell: ls, cd, cat, head, tree, find, grep, wc (pipes work)", style="dim"))
+
+    def _update_prompt(self, cwd: str) -> None:
+        self.query_one("#shell-prompt", Static).update(inert_text(f"{inert(cwd, keep_newlines=False)} $"))
+
+    @on(Input.Submitted, "#shell-input")
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.submit(event.value)
+
+    def submit(self, command: str) -> None:
+        """Run a command as if typed at the prompt."""
+        command = command.strip()
+        field = self.query_one(ShellInput)
+        field.value = ""
+        if not command:
+            return
+        field.recall.add(command)
+        log = self.query_one(RichLog)
+        if self._shell is None:
+            log.write(Text("the catalog is still loading…", style="italic"))
+            return
+        log.write(inert_text(f"$ {command}", "bold"))
+        self._run(command)
+
+    @work(thread=True, group="shell")
+    def _run(self, command: str) -> None:
+        with self._lock:
+            try:
+                result = self._shell.run(command)
+                output, code = str(result.output), int(result.exit_code)
+            except Exception as exc:  # the shell reports errors itself; this is a last resort
+                output, code = f"{type(exc).__name__}: {exc}", 1
+            cwd = str(getattr(self._shell, "cwd", "/"))
+        self.post_message(ShellOutput(command, output, code, cwd))
+
+    def on_shell_output(self, message: ShellOutput) -> None:
+        message.stop()
+        log = self.query_one(RichLog)
+        text = message.output
+        if len(text) > _OUTPUT_CHARS:
+            text = text[:_OUTPUT_CHARS] + "\n… (output cut in the pane)"
+        if text:
+            log.write(inert_text(text.rstrip("\n"), "" if message.exit_code == 0 else "italic"))
+        if message.cwd:
+            self._update_prompt(message.cwd)

@@ -1,0 +1,67 @@
+"""The end of a turn as the user sees it: verified answers look different from the model's words.
+
+A verified card holds text rendered from query results plus the SQL that
+produced them; anything the model typed itself wears an "unverified" mark.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.console import Group
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Collapsible, Markdown, Static
+
+from astro_tui.ui.inert import inert, inert_text, one_line
+from astro_tui.ui.widgets.tool_block import result_status, sql_syntax
+
+if TYPE_CHECKING:
+    from astro_tui.agent.events import Answer
+
+UNVERIFIED_NOTE = "⚠ unverified: the model's own words, not checked against the database"
+
+
+class AnswerCard(Vertical):
+    """A verified answer (output tool) or an unverified one, with its SQL one key from the clipboard."""
+
+    def __init__(self, answer: Answer) -> None:
+        kind = "-verified" if answer.verified else ("-message" if answer.kind == "message" else "-unverified")
+        super().__init__(classes=f"answer-card {kind}")
+        self.answer = answer
+
+    def compose(self) -> ComposeResult:
+        answer = self.answer
+        title = one_line(answer.title, 100) if answer.title else ""
+        if answer.verified:
+            head = "✓ Verified answer" + (f" — {title}" if title else "")
+        elif answer.kind == "message":
+            head = "? The model asks" + (f" — {title}" if title else "")
+        else:
+            head = UNVERIFIED_NOTE
+        yield Static(inert_text(head), classes="answer-head")
+        if answer.text.strip() and answer.text.strip() != (answer.title or "").strip():
+            yield Markdown(inert(answer.text), open_links=False, classes="answer-text")
+        if answer.unverified_numbers:
+            numbers = ", ".join(inert(n, keep_newlines=False) for n in answer.unverified_numbers[:12])
+            yield Static(
+                inert_text(f"⚠ typed by the model, not from the database: {numbers}"),
+                classes="answer-warning",
+            )
+        if answer.chart is not None:
+            yield Static(
+                inert_text(f"▦ chart: {one_line(answer.chart.title or answer.chart.kind, 80)} (results pane)"),
+                classes="answer-meta",
+            )
+        if answer.tables:
+            dark = self.app.current_theme.dark
+            parts = []
+            for table in answer.tables:
+                parts += [inert_text(f"-- {table.name}", "bold"), sql_syntax(table.sql, dark=dark)]
+            label = "SQL" if len(answer.tables) == 1 else f"SQL ({len(answer.tables)} queries)"
+            with Collapsible(title=f"{label} · ctrl+y copies", collapsed=True, classes="answer-sql"):
+                yield Static(Group(*parts))
+            stats = "   ".join(
+                f"{inert(t.name, keep_newlines=False)}: {result_status(self, t.result)}" for t in answer.tables
+            )
+            yield Static(inert_text(stats), classes="answer-meta")

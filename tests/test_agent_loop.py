@@ -1,0 +1,407 @@
+"""The agent loop through the fake OpenAI-compatible server and a real DuckDB file."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from astro_tui.agent.conversations import list_conversations, load_conversation
+from astro_tui.agent.events import (
+    AgentEvent,
+    Answer,
+    Done,
+    ErrorEvent,
+    ReasoningDelta,
+    RetryEvent,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolResult,
+    UsageEvent,
+)
+from astro_tui.agent.loop import Agent
+from astro_tui.catalog.introspect import load_catalog
+from astro_tui.config import Settings
+from astro_tui.data.database import Database
+from tests.fake_openai import (
+    FakeOpenAI,
+    cut,
+    error,
+    reasoning_reply,
+    stall,
+    text_reply,
+    tool_call_reply,
+)
+from tests.test_agent_tools import build_shop
+
+BY_REGION = "-- orders by region\nSELECT region, count(*) AS n FROM sales.orders GROUP BY 1 ORDER BY 1"
+TOTAL = "SELECT sum(amount) AS revenue FROM sales.orders"
+SLOW = "SELECT count(*) FROM range(10000000000) a, range(10) b"
+
+
+@pytest.fixture
+def shop_db(tmp_path: Path) -> Iterator[Database]:
+    db = Database.open([str(build_shop(tmp_path / "shop.duckdb"))], Settings())
+    yield db
+    db.close()
+
+
+def make_agent(fake: FakeOpenAI, db: Database, state: Path, **overrides: Any) -> Agent:
+    settings = fake.settings(**overrides)
+    return Agent(db, load_catalog(db), settings, state_dir=state)
+
+
+@pytest.fixture
+def state(tmp_path: Path) -> Path:
+    return tmp_path / "state"
+
+
+@pytest.fixture
+def agent(fake_openai: FakeOpenAI, shop_db: Database, state: Path) -> Iterator[Agent]:
+    yield make_agent(fake_openai, shop_db, state)
+
+
+async def collect(agent: Agent, question: str) -> list[AgentEvent]:
+    return [event async for event in agent.run(question)]
+
+
+def of(events: list[AgentEvent], kind: type) -> list[Any]:
+    return [e for e in events if isinstance(e, kind)]
+
+
+def assert_consistent(messages: list[dict[str, Any]]) -> None:
+    """Every tool call is answered by a tool message before anything else is said."""
+    pending: set[str] = set()
+    for message in messages:
+        role = message["role"]
+        if role == "tool":
+            assert message["tool_call_id"] in pending, message
+            pending.discard(message["tool_call_id"])
+            continue
+        assert not pending, f"unanswered tool calls {pending} before {message}"
+        if role == "assistant" and message.get("tool_calls"):
+            pending = {c["id"] for c in message["tool_calls"]}
+            for call in message["tool_calls"]:
+                json.loads(call["function"]["arguments"])
+    assert not pending
+
+
+def submit(template: str = "Revenue was {{ rev.value | money }}.", sql: str = TOTAL) -> Any:
+    return tool_call_reply([("submit_result", {"inputs": {"rev": sql}, "template": template})])
+
+
+async def test_text_only_reply_is_an_unverified_answer(
+    agent: Agent, fake_openai: FakeOpenAI, state: Path
+) -> None:
+    fake_openai.script(text_reply("I think about 12 orders."))
+    events = await collect(agent, "how many orders?")
+    assert "".join(e.text for e in of(events, TextDelta)) == "I think about 12 orders."
+    answer = of(events, Answer)[0]
+    assert (answer.kind, answer.verified, answer.text) == ("unverified", False, "I think about 12 orders.")
+    assert answer.unverified_numbers == ("12",)
+    assert events[-1] == Done("text", 0, of(events, UsageEvent)[0], 1)
+    request = fake_openai.chat_requests[0].body
+    assert request["messages"][0]["role"] == "system"
+    assert request["messages"][1] == {"role": "user", "content": "how many orders?"}
+    assert {t["function"]["name"] for t in request["tools"]} >= {"run_sql", "submit_result"}
+    saved = list_conversations(state, agent.db.key)
+    assert [c.id for c in saved] == [agent.conversation_id] and saved[0].title == "how many orders?"
+
+
+async def test_tool_rounds_then_submit_result(
+    agent: Agent, fake_openai: FakeOpenAI, shop_db: Database
+) -> None:
+    fake_openai.script(
+        tool_call_reply([("run_sql", {"sql": BY_REGION})], text="Let me look."),
+        submit(),
+    )
+    events = await collect(agent, "total revenue?")
+    kinds = [type(e).__name__ for e in events if not isinstance(e, TextDelta | UsageEvent)]
+    assert kinds == [
+        "ToolCallStarted",
+        "ToolCallFinished",
+        "ToolResult",
+        "ToolCallStarted",
+        "ToolCallFinished",
+        "ToolResult",
+        "Answer",
+        "Done",
+    ]
+    finished = of(events, ToolCallFinished)[0]
+    assert finished.summary == "-- orders by region" and finished.arguments == {"sql": BY_REGION}
+    first = of(events, ToolResult)[0]
+    assert (
+        first.ok and first.result_name == "df_1" and first.result is not None and first.result.row_count == 3
+    )
+    answer = of(events, Answer)[0]
+    expected = shop_db.execute(TOTAL).table.column(0)[0].as_py()
+    assert answer.text == f"Revenue was ${expected:,.2f}." and answer.verified and answer.kind == "result"
+    assert answer.sql == [TOTAL]
+    assert events[-1].reason == "answer" and events[-1].tool_calls == 2 and events[-1].completions == 2
+    second = fake_openai.chat_requests[1].body["messages"]
+    assert second[2]["role"] == "assistant" and second[2]["content"] == "Let me look."
+    assert second[3]["role"] == "tool" and second[3]["content"].startswith("df_1: 3 rows × 2 columns")
+    assert [e.name for e in agent.workspace.entries()] == ["df_1"]
+    assert_consistent(agent.messages()[1:])
+
+
+async def test_invalid_json_arguments_are_reported_and_the_loop_goes_on(
+    agent: Agent, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.script(tool_call_reply([("run_sql", '{"sql": "SELECT 1"')]), submit())
+    events = await collect(agent, "q")
+    bad = of(events, ToolResult)[0]
+    assert not bad.ok and "not valid JSON" in bad.content
+    assert of(events, ToolCallFinished)[0].arguments is None
+    replayed = fake_openai.chat_requests[1].body["messages"][2]["tool_calls"][0]["function"]["arguments"]
+    assert replayed == "{}"
+    assert events[-1].reason == "answer"
+
+
+async def test_unknown_tool_and_bad_arguments_are_tool_results(agent: Agent, fake_openai: FakeOpenAI) -> None:
+    fake_openai.script(
+        tool_call_reply(
+            [("execute_python", {"code": "1+1"}), ("run_sql", {"query": "SELECT 1"})], style="ollama"
+        ),
+        submit(),
+    )
+    events = await collect(agent, "q")
+    results = of(events, ToolResult)
+    assert "unknown tool 'execute_python'" in results[0].content
+    assert (
+        "missing required argument: sql" in results[1].content
+        and "unknown argument: query" in results[1].content
+    )
+    assert events[-1].reason == "answer"
+    assert_consistent(agent.messages()[1:])
+
+
+async def test_output_tool_errors_go_back_and_the_loop_goes_on(agent: Agent, fake_openai: FakeOpenAI) -> None:
+    fake_openai.script(submit("{{ revenue.value }}"), submit())
+    events = await collect(agent, "q")
+    assert not of(events, ToolResult)[0].ok and "'revenue' is undefined" in of(events, ToolResult)[0].content
+    assert len(of(events, Answer)) == 1 and events[-1].reason == "answer"
+
+
+async def test_calls_after_an_answer_are_not_run(agent: Agent, fake_openai: FakeOpenAI) -> None:
+    fake_openai.script(
+        tool_call_reply(
+            [
+                ("submit_result", {"inputs": {"rev": TOTAL}, "template": "{{ rev.value }}"}),
+                ("run_sql", {"sql": "SELECT 1"}),
+            ]
+        )
+    )
+    events = await collect(agent, "q")
+    assert len(of(events, ToolCallStarted)) == 1 and events[-1].tool_calls == 1
+    messages = agent.messages()
+    assert any(m.get("content") == "not run: the turn already ended with an answer" for m in messages)
+    assert_consistent(messages[1:])
+
+
+async def test_tool_call_limit(fake_openai: FakeOpenAI, shop_db: Database, state: Path) -> None:
+    agent = make_agent(fake_openai, shop_db, state, max_tool_calls=3)
+    fake_openai.script(
+        tool_call_reply([("run_sql", {"sql": "SELECT 1"}), ("run_sql", {"sql": "SELECT 2"})]),
+        tool_call_reply([("run_sql", {"sql": "SELECT 3"}), ("run_sql", {"sql": "SELECT 4"})]),
+    )
+    events = await collect(agent, "q")
+    errors = of(events, ErrorEvent)
+    assert errors and errors[0].kind == "limit" and "max_tool_calls = 3" in errors[0].message
+    assert events[-1].reason == "limit" and events[-1].tool_calls == 3
+    contents = [m.get("content") or "" for m in fake_openai.chat_requests[1].body["messages"]]
+    assert any("1 tool call left in this turn" in c for c in contents)
+    assert_consistent(agent.messages()[1:])
+    assert agent.turns[-1].status == "limit"
+
+
+async def test_completion_limit(fake_openai: FakeOpenAI, shop_db: Database, state: Path) -> None:
+    agent = make_agent(fake_openai, shop_db, state, max_completions=2)
+    fake_openai.script(*[tool_call_reply([("read_context", {})]) for _ in range(2)])
+    events = await collect(agent, "q")
+    assert events[-1].reason == "limit" and events[-1].completions == 2
+    assert "max_completions = 2" in of(events, ErrorEvent)[0].message
+    fake_openai.assert_script_consumed()
+
+
+async def test_server_error_ends_the_turn_with_a_clear_message(agent: Agent, fake_openai: FakeOpenAI) -> None:
+    fake_openai.script(error(500, "the GPU caught fire"))
+    events = await collect(agent, "q")
+    assert (
+        of(events, ErrorEvent)[0].kind == "server" and "GPU caught fire" in of(events, ErrorEvent)[0].message
+    )
+    assert events[-1].reason == "error"
+    assert agent.turns[-1].status == "error"
+
+
+async def test_retry_is_announced_while_waiting(
+    fake_openai: FakeOpenAI, shop_db: Database, state: Path
+) -> None:
+    agent = make_agent(fake_openai, shop_db, state, max_retries=1)
+    fake_openai.script(error(429, "slow down", retry_after=0.05), text_reply("ok"))
+    events = await collect(agent, "q")
+    retry = of(events, RetryEvent)
+    assert retry and "retrying" in retry[0].message
+    assert events.index(retry[0]) < events.index(of(events, Answer)[0])
+
+
+async def test_a_truncated_stream_is_reported(agent: Agent, fake_openai: FakeOpenAI) -> None:
+    fake_openai.script(cut(text_reply("half an ans"), abrupt=False))
+    events = await collect(agent, "q")
+    assert of(events, ErrorEvent)[0].kind == "truncated" and events[-1].reason == "error"
+
+
+async def test_reasoning_is_separate_from_text(agent: Agent, fake_openai: FakeOpenAI) -> None:
+    fake_openai.script(reasoning_reply("thinking hard", "the answer"))
+    events = await collect(agent, "q")
+    assert "".join(e.text for e in of(events, ReasoningDelta)) == "thinking hard"
+    assert of(events, Answer)[0].text == "the answer"
+
+
+async def test_turn_deadline(fake_openai: FakeOpenAI, shop_db: Database, state: Path) -> None:
+    agent = make_agent(fake_openai, shop_db, state, turn_deadline_s=0.5)
+    fake_openai.script(stall(text_reply("never fin"), seconds=10))
+    started = time.monotonic()
+    events = await collect(agent, "q")
+    assert time.monotonic() - started < 3
+    assert of(events, ErrorEvent)[0].kind == "timeout" and events[-1].reason == "limit"
+    assert fake_openai.wait_for_disconnect(3)
+
+
+async def test_no_model_configured(shop_db: Database, state: Path) -> None:
+    agent = Agent(shop_db, load_catalog(shop_db), Settings(), state_dir=state)
+    events = await collect(agent, "q")
+    assert of(events, ErrorEvent)[0].kind == "config" and events[-1].reason == "error"
+
+
+async def test_cancel_mid_stream_closes_the_stream_and_keeps_history_consistent(
+    agent: Agent, fake_openai: FakeOpenAI, state: Path
+) -> None:
+    fake_openai.script(
+        tool_call_reply([("run_sql", {"sql": BY_REGION})]),
+        stall(text_reply("I am still typ"), seconds=30),
+    )
+    got_text = asyncio.Event()
+    seen: list[AgentEvent] = []
+
+    async def consume() -> None:
+        async for event in agent.run("q1"):
+            seen.append(event)
+            if isinstance(event, TextDelta):
+                got_text.set()
+
+    task = asyncio.create_task(consume())
+    await asyncio.wait_for(got_text.wait(), 5)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert fake_openai.wait_for_disconnect(3)
+    assert not of(seen, Done)
+    assert agent.turns[-1].status == "cancelled"
+    assert_consistent(agent.messages()[1:])
+    _, saved = load_conversation(state, agent.conversation_id)
+    assert saved[-1].status == "cancelled"
+
+    fake_openai.script(text_reply("fine"))
+    events = await collect(agent, "q2")
+    assert events[-1].reason == "text"
+    last = fake_openai.chat_requests[-1].body["messages"]
+    assert_consistent(last[1:])
+    assert any("cancelled" in (m.get("content") or "") for m in last if m["role"] == "assistant")
+
+
+async def test_cancel_mid_query_interrupts_it(agent: Agent, fake_openai: FakeOpenAI) -> None:
+    fake_openai.script(tool_call_reply([("run_sql", {"sql": SLOW})]))
+    started = asyncio.Event()
+
+    async def consume() -> None:
+        async for event in agent.run("slow"):
+            if isinstance(event, ToolCallFinished):
+                started.set()
+
+    task = asyncio.create_task(consume())
+    await asyncio.wait_for(started.wait(), 5)
+    await asyncio.sleep(0.2)
+    token = agent._ctx.cancel
+    began = time.monotonic()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert token.cancelled
+    while token._cursors and time.monotonic() - began < 5:
+        await asyncio.sleep(0.01)
+    assert not token._cursors, "the query kept running after the turn was cancelled"
+    assert time.monotonic() - began < 3
+    assert agent.turns[-1].status == "cancelled"
+    assert_consistent(agent.messages()[1:])
+
+
+async def test_aclose_is_a_cancellation_too(agent: Agent, fake_openai: FakeOpenAI) -> None:
+    fake_openai.script(stall(text_reply("partial"), seconds=30))
+    stream = agent.run("q")
+    async for event in stream:
+        if isinstance(event, TextDelta):
+            break
+    await stream.aclose()
+    assert agent.turns[-1].status == "cancelled"
+    assert fake_openai.wait_for_disconnect(3)
+
+
+async def test_follow_up_sees_earlier_turns_summarised(
+    agent: Agent, fake_openai: FakeOpenAI, shop_db: Database, state: Path
+) -> None:
+    fake_openai.script(
+        tool_call_reply([("run_sql", {"sql": BY_REGION})]),
+        submit(),
+        tool_call_reply([("run_sql", {"sql": "SELECT 1 AS one"})]),
+        text_reply("done"),
+    )
+    await collect(agent, "revenue?")
+    await collect(agent, "and per region?")
+    follow_up = fake_openai.chat_requests[2].body["messages"]
+    assert [m["role"] for m in follow_up[:2]] == ["system", "user"]
+    tool_contents = [m["content"] for m in follow_up if m["role"] == "tool"]
+    assert tool_contents[0] == "df_1: 3 rows × 2 columns (region, n)"
+    assert tool_contents[1].startswith("Shown to the person:")
+    assert follow_up[-1] == {"role": "user", "content": "and per region?"}
+    assert follow_up[0] == fake_openai.chat_requests[0].body["messages"][0]
+    assert [e.name for e in agent.workspace.entries()] == ["df_1", "df_2"]
+
+    resumed = Agent(shop_db, agent.catalog, agent.settings, state_dir=state, client=None)
+    resumed.resume(agent.conversation_id)
+    assert resumed.messages()[1:] == agent.messages()[1:]
+    assert resumed.workspace.next_index == 3
+    assert [t.status for t in resumed.turns] == ["answer", "text"]
+    fake_openai.script(tool_call_reply([("run_sql", {"sql": "SELECT 2"})]), text_reply("ok"))
+    events = await collect(resumed, "third")
+    assert of(events, ToolResult)[0].result_name == "df_3"
+    assert_consistent(resumed.messages()[1:])
+    ids = [c["id"] for m in resumed.messages() for c in m.get("tool_calls") or ()]
+    assert len(ids) == len(set(ids))
+
+
+async def test_new_conversation_forgets(agent: Agent, fake_openai: FakeOpenAI) -> None:
+    fake_openai.script(tool_call_reply([("run_sql", {"sql": "SELECT 1"})]), text_reply("a"), text_reply("b"))
+    await collect(agent, "one")
+    first_id = agent.conversation_id
+    agent.new_conversation()
+    assert agent.conversation_id != first_id and len(agent.workspace) == 0 and agent.turns == []
+    await collect(agent, "two")
+    assert [m["role"] for m in fake_openai.chat_requests[-1].body["messages"]] == ["system", "user"]
+
+
+async def test_the_api_key_is_never_stored(fake_openai: FakeOpenAI, shop_db: Database, state: Path) -> None:
+    secret = "sk-test-0123456789abcdef"
+    agent = make_agent(fake_openai, shop_db, state, api_key=secret)
+    fake_openai.script(error(401, f"bad key {secret}"))
+    events = await collect(agent, "q")
+    assert secret not in of(events, ErrorEvent)[0].message
+    for path in state.rglob("*"):
+        if path.is_file():
+            assert secret not in path.read_text(encoding="utf-8")
