@@ -257,6 +257,13 @@ async def test_a_truncated_stream_is_reported(agent: Agent, fake_openai: FakeOpe
     assert of(events, ErrorEvent)[0].kind == "truncated" and events[-1].reason == "error"
 
 
+async def test_a_reply_cut_by_the_length_limit_is_flagged(agent: Agent, fake_openai: FakeOpenAI) -> None:
+    fake_openai.script(text_reply("The answer is", finish_reason="length"))
+    events = await collect(agent, "q")
+    assert of(events, Answer)[0].text == "The answer is"
+    assert of(events, ErrorEvent)[0].kind == "warning" and events[-1].reason == "text"
+
+
 async def test_reasoning_is_separate_from_text(agent: Agent, fake_openai: FakeOpenAI) -> None:
     fake_openai.script(reasoning_reply("thinking hard", "the answer"))
     events = await collect(agent, "q")

@@ -33,7 +33,6 @@ from astro_tui.catalog.introspect import load_catalog
 from astro_tui.config import Settings
 from astro_tui.data.database import Database
 
-
 _BUILT: list[Path] = []
 
 
@@ -59,7 +58,8 @@ def _create_shop(path: Path) -> Path:
         CREATE SCHEMA marketing;
         CREATE TABLE sales.customers(id INTEGER PRIMARY KEY, name VARCHAR, city VARCHAR);
         COMMENT ON TABLE sales.customers IS 'People who bought something';
-        INSERT INTO sales.customers VALUES (1, 'Ada', 'Berlin'), (2, 'Grace', 'Paris'), (3, 'Linus', 'Berlin');
+        INSERT INTO sales.customers
+            VALUES (1, 'Ada', 'Berlin'), (2, 'Grace', 'Paris'), (3, 'Linus', 'Berlin');
         CREATE TABLE sales.orders(
             id INTEGER PRIMARY KEY, customer_id INTEGER REFERENCES sales.customers(id),
             region VARCHAR, amount DECIMAL(10,2), ordered_at DATE, note VARCHAR);
@@ -213,6 +213,17 @@ async def test_shell_lists_and_remembers_the_directory(registry: ToolRegistry) -
     bad = await call(registry, "shell", command="ls /nope")
     assert bad.ok and "nope" in bad.content
     assert (await call(registry, "shell", command="grep -ri zzzzzz /")).content.startswith("(no output")
+
+
+async def test_search_metadata_ranks_tables_and_finds_values(registry: ToolRegistry) -> None:
+    outcome = await call(registry, "search_metadata", queries=["customer city"], keywords=["Berlin"])
+    assert outcome.ok
+    assert "sales.customers" in outcome.content
+    assert "Berlin" in outcome.content and "city" in outcome.content
+    only_words = await call(registry, "search_metadata", queries=["order total"])
+    assert only_words.ok and "sales.orders" in only_words.content
+    nothing = await call(registry, "search_metadata", queries=[])
+    assert not nothing.ok and "at least one query or keyword" in nothing.content
 
 
 async def test_show_table_gives_the_card_and_sample_rows(registry: ToolRegistry) -> None:

@@ -224,7 +224,7 @@ SELECT customer_id, region_id,
        END,
        CASE
            WHEN region_id <> 5 AND u01(customer_id, 'phone') < 0.40 THEN NULL
-           ELSE phone_prefix || ' ' || lpad(CAST(hash(customer_id, 'phone#') % 1000000000 AS VARCHAR), 9, '0')
+           ELSE phone_prefix || ' ' || lpad(CAST(h(customer_id, 'phone#') % 1000000000 AS VARCHAR), 9, '0')
        END,
        signup_at,
        CASE
@@ -288,9 +288,9 @@ SELECT p.product_id,
            || ' ' || c.nouns[1 + pick(p.product_id, 'noun', len(c.nouns))]
            || ['', '', '', ' Mini', ' Pro', ' Max', ' Lite', ' Plus', ' II', ' SE'][1 + pick(p.product_id, 'variant', 10)],
        p.category,
-       CAST(round(c.min_price + (c.max_price - c.min_price) * pow(u01(p.product_id, 'price'), 2), 0) - 0.01
+       CAST(round(c.min_price + (c.max_price - c.min_price) * pow(u01(p.product_id, 'price'), 3), 0) - 0.01
             AS DECIMAL(12, 2)) AS list_price,
-       money((round(c.min_price + (c.max_price - c.min_price) * pow(u01(p.product_id, 'price'), 2), 0) - 0.01)
+       money((round(c.min_price + (c.max_price - c.min_price) * pow(u01(p.product_id, 'price'), 3), 0) - 0.01)
              * c.cost_ratio * (0.85 + 0.3 * u01(p.product_id, 'cost'))),
        CASE WHEN u01(p.product_id, 'weight') < 0.06 THEN NULL
             ELSE CAST(round(0.05 + 8 * pow(u01(p.product_id, 'weight#'), 2.5), 3) AS DECIMAL(8, 3)) END,
@@ -395,11 +395,11 @@ CREATE TEMP TABLE t_items AS
 WITH n AS (
     SELECT order_id, ok, day, coupon_code,
            CASE
-               WHEN u01(ok, 'lines') < 0.42 THEN 1
-               WHEN u01(ok, 'lines') < 0.69 THEN 2
-               WHEN u01(ok, 'lines') < 0.84 THEN 3
-               WHEN u01(ok, 'lines') < 0.93 THEN 4
-               WHEN u01(ok, 'lines') < 0.98 THEN 5
+               WHEN u01(ok, 'lines') < 0.30 THEN 1
+               WHEN u01(ok, 'lines') < 0.58 THEN 2
+               WHEN u01(ok, 'lines') < 0.76 THEN 3
+               WHEN u01(ok, 'lines') < 0.88 THEN 4
+               WHEN u01(ok, 'lines') < 0.95 THEN 5
                ELSE 6
            END AS n_lines
     FROM t_orders2
@@ -533,3 +533,97 @@ SELECT row_number() OVER (ORDER BY refunded_at, order_id), order_id, refunded_at
 FROM r
 WHERE refunded_at <= snapshot_at()
 ORDER BY 1;
+
+------------------------------------------------------------------------------
+-- documentation
+------------------------------------------------------------------------------
+COMMENT ON TABLE sales.calendar IS 'Date dimension, one row per day from 2023-01-01 to 2026-12-31, with the fiscal calendar (fiscal year starts 1 February) and the retail holidays that move sales. Join on sales.orders.order_date = date_day.';
+COMMENT ON COLUMN sales.calendar.date_day IS 'The calendar date (primary key).';
+COMMENT ON COLUMN sales.calendar.year IS 'Calendar year.';
+COMMENT ON COLUMN sales.calendar.quarter IS 'Calendar quarter, 1-4.';
+COMMENT ON COLUMN sales.calendar.month IS 'Calendar month, 1-12.';
+COMMENT ON COLUMN sales.calendar.month_name IS 'English month name, e.g. November.';
+COMMENT ON COLUMN sales.calendar.iso_week IS 'ISO-8601 week number (weeks start on Monday).';
+COMMENT ON COLUMN sales.calendar.day_of_week IS 'ISO day of week: 1 = Monday ... 7 = Sunday.';
+COMMENT ON COLUMN sales.calendar.day_name IS 'English day name, e.g. Friday.';
+COMMENT ON COLUMN sales.calendar.is_weekend IS 'True on Saturdays and Sundays.';
+COMMENT ON COLUMN sales.calendar.fiscal_year IS 'Fiscal year, named after the calendar year in which it starts: FY2025 runs from 2025-02-01 to 2026-01-31, so January belongs to the previous fiscal year.';
+COMMENT ON COLUMN sales.calendar.fiscal_quarter IS 'Fiscal quarter 1-4; Q1 is February-April, Q4 is November-January.';
+COMMENT ON COLUMN sales.calendar.fiscal_month IS 'Fiscal month 1-12; 1 is February, 12 is January.';
+COMMENT ON COLUMN sales.calendar.holiday_name IS 'Retail event or holiday that moves sales: Black Friday, Cyber Monday, Singles'' Day (11 Nov, huge in East China), Christmas Day, Boxing Day, Lunar New Year, New Year''s Day. NULL on ordinary days.';
+
+COMMENT ON TABLE sales.regions IS 'Sales regions the shop sells to; every storefront and customer belongs to one. East China (launched September 2023) is by far the fastest-growing region.';
+COMMENT ON COLUMN sales.regions.region_id IS 'Region id (primary key).';
+COMMENT ON COLUMN sales.regions.region_name IS 'Region name, e.g. North America, Western Europe, East China.';
+COMMENT ON COLUMN sales.regions.macro_region IS 'Continent-level grouping used in board reporting: Americas, EMEA or APAC.';
+COMMENT ON COLUMN sales.regions.hq_country IS 'ISO 3166 country code of the regional office, e.g. US, DE, CN.';
+COMMENT ON COLUMN sales.regions.currency_code IS 'Currency customers pay in locally (ISO 4217); every amount in this warehouse is already converted to USD.';
+COMMENT ON COLUMN sales.regions.utc_offset_hours IS 'Offset of the region''s main time zone from UTC in hours; all timestamps in the warehouse are UTC.';
+COMMENT ON COLUMN sales.regions.launched_on IS 'Date the region started taking orders.';
+
+COMMENT ON TABLE sales.stores IS 'Storefronts that take orders: our own web shops and apps, and our shops on marketplaces such as Amazon, Tmall, JD.com, Rakuten or Mercado Libre. An order''s region is its store''s region.';
+COMMENT ON COLUMN sales.stores.store_id IS 'Storefront id (primary key).';
+COMMENT ON COLUMN sales.stores.region_id IS 'Region the storefront sells to; references sales.regions.';
+COMMENT ON COLUMN sales.stores.store_name IS 'Display name of the storefront, e.g. Astro US Web, Tmall Flagship Store.';
+COMMENT ON COLUMN sales.stores.channel IS 'Storefront type: web (our own site), app (our mobile app or WeChat mini program) or marketplace (a third-party marketplace shop).';
+COMMENT ON COLUMN sales.stores.platform IS 'Platform the storefront runs on: own_site, own_app, wechat_mini_program, amazon, zalando, tmall, jd, douyin, rakuten, shopee, lazada or mercado_libre.';
+COMMENT ON COLUMN sales.stores.opened_on IS 'Date the storefront started taking orders.';
+COMMENT ON COLUMN sales.stores.closed_on IS 'Date the storefront stopped taking orders; NULL while it is open (only the Nordics app closed, on 2025-06-30).';
+
+COMMENT ON TABLE sales.customers IS 'Registered customer accounts, one row each, including internal QA test accounts (is_test) that must be excluded from revenue and customer counts. Contains personal data (names, email, phone).';
+COMMENT ON COLUMN sales.customers.customer_id IS 'Customer account id (primary key); increases with signup time.';
+COMMENT ON COLUMN sales.customers.region_id IS 'Home region of the customer; references sales.regions.';
+COMMENT ON COLUMN sales.customers.first_name IS 'Given name (personal data).';
+COMMENT ON COLUMN sales.customers.last_name IS 'Family name (personal data).';
+COMMENT ON COLUMN sales.customers.email IS 'Email address (personal data); NULL for the East China customers who registered with a phone number only, about 45% of them.';
+COMMENT ON COLUMN sales.customers.phone IS 'Phone number with international prefix (personal data); optional outside East China and NULL for about 40% of those customers.';
+COMMENT ON COLUMN sales.customers.signup_at IS 'When the account was created (UTC).';
+COMMENT ON COLUMN sales.customers.acquisition_channel IS 'Marketing channel that first brought the customer in; values are marketing.channels.channel_name (organic_search, paid_search, social, email, affiliate, display, direct).';
+COMMENT ON COLUMN sales.customers.segment IS 'Customer segment: consumer or business (companies buying with an invoice).';
+COMMENT ON COLUMN sales.customers.birth_year IS 'Self-reported year of birth; optional at signup, NULL for about 55% of customers.';
+COMMENT ON COLUMN sales.customers.marketing_opt_in IS 'True when the customer agreed to receive marketing email.';
+COMMENT ON COLUMN sales.customers.is_test IS 'True for internal QA test accounts (emails ending in @astro-test.internal); their orders are not real and are excluded from revenue.';
+
+COMMENT ON TABLE sales.products IS 'Product catalogue: every product ever sold, with its category, current list price and unit cost.';
+COMMENT ON COLUMN sales.products.product_id IS 'Product id (primary key).';
+COMMENT ON COLUMN sales.products.sku IS 'Stock keeping unit: category code plus product id, e.g. AUD-00042.';
+COMMENT ON COLUMN sales.products.product_name IS 'Product name as shown in the shop, e.g. Nova Wireless Earbuds Pro.';
+COMMENT ON COLUMN sales.products.category IS 'Product category: Audio, Wearables, Home, Kitchen, Outdoor, Accessories, Computing or Toys.';
+COMMENT ON COLUMN sales.products.list_price IS 'Current list price per unit in USD. Prices rose about 4% on 2025-03-01; for what customers actually paid use sales.order_items.unit_price.';
+COMMENT ON COLUMN sales.products.unit_cost IS 'Landed cost per unit in USD (cost of goods sold); gross margin = line_amount - quantity * unit_cost.';
+COMMENT ON COLUMN sales.products.weight_kg IS 'Shipping weight in kilograms; NULL where the supplier never provided it.';
+COMMENT ON COLUMN sales.products.launched_on IS 'Date the product went on sale.';
+COMMENT ON COLUMN sales.products.discontinued_on IS 'Date the product stopped being sold; NULL while it is active.';
+
+COMMENT ON TABLE sales.orders IS 'Customer orders across all storefronts, one row per order (header level; lines are in sales.order_items). Revenue is not total_amount: net revenue is the subtotal of completed and shipped orders minus partial refunds, excluding test customers (see the sales.daily_revenue view).';
+COMMENT ON COLUMN sales.orders.order_id IS 'Order id (primary key); increases with order time.';
+COMMENT ON COLUMN sales.orders.customer_id IS 'Customer who placed the order; references sales.customers.';
+COMMENT ON COLUMN sales.orders.store_id IS 'Storefront the order was placed in; references sales.stores. The order''s region is the store''s region.';
+COMMENT ON COLUMN sales.orders.order_ts IS 'When the order was placed (UTC timestamp).';
+COMMENT ON COLUMN sales.orders.order_date IS 'UTC calendar date of order_ts; the date revenue is reported on.';
+COMMENT ON COLUMN sales.orders.status IS 'Order status: pending (placed, not shipped yet; also abandoned payments), shipped (in transit), completed (delivered), cancelled (cancelled before shipping, never revenue) or refunded (fully refunded after delivery, not revenue).';
+COMMENT ON COLUMN sales.orders.payment_method IS 'How the customer paid: card, paypal, apple_pay, klarna, bank_transfer, alipay or wechat_pay.';
+COMMENT ON COLUMN sales.orders.coupon_code IS 'Coupon applied at checkout (WELCOME10, VIP20, SPRING15, FREESHIP, BF2024, BF2025, SINGLES11); NULL when no coupon was used.';
+COMMENT ON COLUMN sales.orders.subtotal IS 'Merchandise value after coupon discounts in USD, excluding shipping: the sum of sales.order_items.line_amount. The order''s gross revenue before refunds.';
+COMMENT ON COLUMN sales.orders.shipping_fee IS 'Shipping charged in USD; 0 for orders of $50 or more, East China orders and FREESHIP coupons. Not counted as revenue.';
+COMMENT ON COLUMN sales.orders.total_amount IS 'Amount charged to the customer in USD: subtotal + shipping_fee. Not net revenue (includes shipping, ignores refunds and cancellations).';
+COMMENT ON COLUMN sales.orders.shipped_at IS 'When the parcel left the warehouse (UTC); NULL for pending and cancelled orders.';
+COMMENT ON COLUMN sales.orders.delivered_at IS 'When the carrier confirmed delivery (UTC); NULL for pending, shipped and cancelled orders, and for about 3% of completed orders whose delivery was never confirmed.';
+COMMENT ON COLUMN sales.orders.loaded_at IS 'When the row arrived in the warehouse (UTC). Marketplace orders sometimes arrive 1-3 days late, so the last days before the snapshot are incomplete.';
+
+COMMENT ON TABLE sales.order_items IS 'Order lines, one row per product in an order: the largest fact table. Join to sales.orders for date, status and store/region, and to sales.products for category.';
+COMMENT ON COLUMN sales.order_items.order_id IS 'Order the line belongs to; references sales.orders.';
+COMMENT ON COLUMN sales.order_items.line_number IS 'Position of the line within its order, starting at 1.';
+COMMENT ON COLUMN sales.order_items.product_id IS 'Product sold; references sales.products.';
+COMMENT ON COLUMN sales.order_items.quantity IS 'Units of the product ordered.';
+COMMENT ON COLUMN sales.order_items.unit_price IS 'Price per unit at order time in USD, before discounts.';
+COMMENT ON COLUMN sales.order_items.discount_amount IS 'Coupon discount on this line in USD.';
+COMMENT ON COLUMN sales.order_items.line_amount IS 'Net line revenue in USD: quantity * unit_price - discount_amount.';
+
+COMMENT ON TABLE sales.refunds IS 'Money returned to customers. An order with status refunded has one full refund; a completed order can also get a partial refund (is_partial) and keeps status completed, so revenue must subtract these.';
+COMMENT ON COLUMN sales.refunds.refund_id IS 'Refund id (primary key); increases with refund time.';
+COMMENT ON COLUMN sales.refunds.order_id IS 'Order being refunded; references sales.orders.';
+COMMENT ON COLUMN sales.refunds.refunded_at IS 'When the refund was issued (UTC). Revenue reporting attributes refunds to the original order date, not to this date.';
+COMMENT ON COLUMN sales.refunds.amount IS 'Refunded merchandise value in USD; shipping fees are never refunded.';
+COMMENT ON COLUMN sales.refunds.is_partial IS 'True for a partial refund on a completed order; false for the full refund of an order with status refunded.';
+COMMENT ON COLUMN sales.refunds.reason IS 'Refund reason code: changed_mind, defective, wrong_item, late_delivery, not_as_described, damaged, missing_item or price_adjustment.';

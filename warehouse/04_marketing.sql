@@ -117,7 +117,7 @@ FROM imp
 ORDER BY campaign_id, day;
 
 ------------------------------------------------------------------------------
--- sessions: every converting session, plus a 1-in-20 sample of the others
+-- sessions: every converting session, plus a 1-in-10 sample of the others
 ------------------------------------------------------------------------------
 CREATE TEMP TABLE p_campaign_day AS
 SELECT d.day, r.region_id, c.channel_id, list(c.campaign_id ORDER BY c.campaign_id) AS campaign_ids
@@ -137,7 +137,7 @@ WITH conv AS (
 ), browse0 AS (
     SELECT rd.day, rd.region_id, 0 AS kind, k AS key, hash(rd.day, rd.region_id, k, 'browse') AS sk
     FROM p_region_day rd,
-         unnest(range(CAST(round(rd.n_orders * (0.65 + 0.35 * u01x(rd.day, rd.region_id, 'browse/day'))) AS BIGINT))) u(k)
+         unnest(range(CAST(round(rd.n_orders * (3.3 + 0.6 * u01x(rd.day, rd.region_id, 'browse/day'))) AS BIGINT))) u(k)
 ), browse AS (
     SELECT b.day, b.region_id, b.kind, b.key, b.sk, c.customer_id, NULL::BIGINT AS order_id,
            ts_of(b.day, 3600 * ((h.hour - r.utc_offset_hours + 24) % 24) + floor(3600 * u01(b.sk, 'second'))) AS anchor_ts
@@ -179,8 +179,8 @@ CREATE TABLE marketing.sessions (
     started_at       TIMESTAMP NOT NULL,
     region_id        INTEGER NOT NULL,
     customer_id      BIGINT,
-    channel_id       INTEGER NOT NULL REFERENCES marketing.channels (channel_id),
-    campaign_id      INTEGER REFERENCES marketing.campaigns (campaign_id),
+    channel_id       INTEGER NOT NULL,
+    campaign_id      INTEGER,
     referrer         VARCHAR,
     landing_page     VARCHAR NOT NULL,
     device           VARCHAR NOT NULL,
@@ -228,8 +228,50 @@ SELECT row_number() OVER (ORDER BY started_at, region_id, kind, key),
             WHEN kind = 0 THEN CAST(2 + floor(10 * pow(u01(sk, 'pages'), 2)) AS INTEGER)
             ELSE CAST(4 + floor(20 * pow(u01(sk, 'pages'), 1.5)) AS INTEGER) END,
        duration_seconds, order_id,
-       CASE WHEN kind = 1 THEN 1 ELSE 20 END
+       CASE WHEN kind = 1 THEN 1 ELSE 10 END
 FROM t_sessions
 ORDER BY 1;
 
 ALTER TABLE marketing.sessions ADD PRIMARY KEY (session_id);
+
+------------------------------------------------------------------------------
+-- documentation
+------------------------------------------------------------------------------
+COMMENT ON TABLE marketing.channels IS 'Acquisition channels that classify sessions, campaigns and customers.';
+COMMENT ON COLUMN marketing.channels.channel_id IS 'Channel id (primary key).';
+COMMENT ON COLUMN marketing.channels.channel_name IS 'Channel name: organic_search, paid_search, social, email, affiliate, display or direct.';
+COMMENT ON COLUMN marketing.channels.is_paid IS 'True when traffic from the channel is bought (has media spend in marketing.ad_spend).';
+COMMENT ON COLUMN marketing.channels.description IS 'What traffic the channel covers.';
+
+COMMENT ON TABLE marketing.campaigns IS 'Marketing campaigns with their channel, target region and daily budget; always-on campaigns have no end date.';
+COMMENT ON COLUMN marketing.campaigns.campaign_id IS 'Campaign id (primary key).';
+COMMENT ON COLUMN marketing.campaigns.campaign_name IS 'Human-readable campaign name, e.g. Black Friday 2025, Singles Day 2025.';
+COMMENT ON COLUMN marketing.campaigns.utm_campaign IS 'Value of the utm_campaign URL parameter that tags the campaign''s traffic.';
+COMMENT ON COLUMN marketing.campaigns.channel_id IS 'Channel the campaign runs on; references marketing.channels.';
+COMMENT ON COLUMN marketing.campaigns.region_id IS 'Target region (sales.regions.region_id); NULL for global campaigns.';
+COMMENT ON COLUMN marketing.campaigns.objective IS 'Campaign goal: acquisition (new customers), retention (existing customers) or awareness.';
+COMMENT ON COLUMN marketing.campaigns.start_date IS 'First day of the campaign.';
+COMMENT ON COLUMN marketing.campaigns.end_date IS 'Last day of the campaign; NULL for always-on campaigns. May lie after the warehouse snapshot.';
+COMMENT ON COLUMN marketing.campaigns.daily_budget_usd IS 'Planned media spend per day in USD; actual spend is in marketing.ad_spend.';
+
+COMMENT ON TABLE marketing.ad_spend IS 'Daily paid-media spend, impressions and clicks per campaign, loaded by the flaky marketing_ad_spend_sync DAG: days on which that DAG never succeeded have no rows at all. Email campaigns have no media spend.';
+COMMENT ON COLUMN marketing.ad_spend.campaign_id IS 'Campaign the spend belongs to; references marketing.campaigns.';
+COMMENT ON COLUMN marketing.ad_spend.spend_date IS 'Day of the spend (UTC).';
+COMMENT ON COLUMN marketing.ad_spend.impressions IS 'Times the ads were shown that day.';
+COMMENT ON COLUMN marketing.ad_spend.clicks IS 'Clicks on the ads that day.';
+COMMENT ON COLUMN marketing.ad_spend.spend_usd IS 'Media cost that day in USD (marketing spend, cost per click = spend_usd / clicks).';
+
+COMMENT ON TABLE marketing.sessions IS 'Visits to our own web shops and apps. Every session that ended in an order is kept, other sessions are a 1-in-10 sample: weight by sample_weight when counting traffic. Marketplace orders (Amazon, Tmall...) have no session.';
+COMMENT ON COLUMN marketing.sessions.session_id IS 'Session id (primary key); increases with start time.';
+COMMENT ON COLUMN marketing.sessions.started_at IS 'When the visit started (UTC).';
+COMMENT ON COLUMN marketing.sessions.region_id IS 'Region of the visitor (sales.regions.region_id).';
+COMMENT ON COLUMN marketing.sessions.customer_id IS 'Logged-in customer (sales.customers.customer_id); NULL for anonymous visitors.';
+COMMENT ON COLUMN marketing.sessions.channel_id IS 'Acquisition channel of the visit (marketing.channels.channel_id).';
+COMMENT ON COLUMN marketing.sessions.campaign_id IS 'Campaign from the visit''s UTM tags (marketing.campaigns.campaign_id); NULL for unpaid channels and for about 8% of paid visits whose tags were lost.';
+COMMENT ON COLUMN marketing.sessions.referrer IS 'Referring URL; NULL for direct and email traffic and whenever the browser withheld it.';
+COMMENT ON COLUMN marketing.sessions.landing_page IS 'Path of the first page viewed, e.g. /, /sale, /products/42.';
+COMMENT ON COLUMN marketing.sessions.device IS 'Device type: mobile, desktop or tablet.';
+COMMENT ON COLUMN marketing.sessions.pageviews IS 'Pages viewed during the visit; 1 means the visitor bounced.';
+COMMENT ON COLUMN marketing.sessions.duration_seconds IS 'Length of the visit in seconds.';
+COMMENT ON COLUMN marketing.sessions.order_id IS 'Order placed during the visit (sales.orders.order_id); NULL when the visit did not convert.';
+COMMENT ON COLUMN marketing.sessions.sample_weight IS 'Real sessions this row stands for: 1 for converting sessions, 10 for sampled non-converting ones. Conversion rate = count(order_id) / sum(sample_weight).';

@@ -90,7 +90,7 @@ def _text_answer(answer: Answer, out: TextIO) -> None:
         parts.append(format_table(main, max_rows=TEXT_ROWS))
     if answer.sql:
         sql = "\n\n".join(s.strip() for s in answer.sql)
-        parts.append("SQL:\n" + "\n".join("  " + line for line in sql.splitlines()))
+        parts.append("SQL:\n" + "\n".join("  " + line if line.strip() else "" for line in sql.splitlines()))
     out.write(inert("\n\n".join(parts)) + "\n")
     out.flush()
 

@@ -272,7 +272,7 @@ class Agent:
         deadline = loop.time() + self.settings.turn_deadline_s
         client = self._client_or_error()
         if isinstance(client, LLMError):
-            self._finish(turn, "error", "(Not answered: no model is configured.)")
+            self._finish(turn, "error", f"(Not answered: {client.message})")
             yield ErrorEvent(client.message, kind=client.kind)
             yield tally.done("error")
             return
@@ -338,6 +338,10 @@ class Agent:
                     return
                 turn.entries.append(Entry({"role": "assistant", "content": completion.text}))
                 self._finish(turn, "text")
+                if completion.finish_reason == "length":
+                    yield ErrorEvent(
+                        "the model's reply reached its length limit and may be cut short", "warning"
+                    )
                 yield Answer(
                     kind="unverified",
                     text=text,

@@ -133,5 +133,6 @@ for _alias, _target in ALIASES.items():
 
 def usage_error(name: str, message: str) -> Output:
     info = COMMANDS.get(name)
-    hint = f" (usage: {info.usage})" if info and "usage:" not in message else ""
+    about_usage = "option" in message or message.startswith("missing")
+    hint = f" (usage: {info.usage})" if info and about_usage and "usage:" not in message else ""
     return Output([], [f"{name}: {message}{hint}"], EXIT_USAGE)

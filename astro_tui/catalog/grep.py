@@ -202,9 +202,11 @@ def grep_command(ctx: ShellContext, words: list[Word], stdin: list[str] | None) 
     groups: list[tuple[File | None, list[_Hit]]] = []
     recursive_scan = False
     targets = ctx.operands(operands) if operands else ctx.operands([Word(ctx.cwd)])
+    failed = False
     for operand in targets:
         node = operand.node
         if node is None:
+            failed = True
             if not opts.has("s"):
                 out.stderr.append(f"grep: {operand.text}: {operand.problem}")
             continue
@@ -216,7 +218,7 @@ def grep_command(ctx: ShellContext, words: list[Word], stdin: list[str] | None) 
             groups.append((node, hits))
     prefix = opts.has("H") or (not opts.has("h") and (recursive_scan or len(targets) > 1))
     result = _format(out, opts, matcher, groups, prefix=prefix, max_count=max_count, sparse=recursive_scan)
-    if out.stderr and not opts.has("q"):
+    if failed and not (opts.has("q") and result.code == EXIT_OK):
         result.code = EXIT_USAGE
     return result
 

@@ -8,6 +8,7 @@ path printed is absolute, so a line of output can be pasted into the next comman
 from __future__ import annotations
 
 import fnmatch
+import re
 from dataclasses import dataclass
 
 from astro_tui.catalog.introspect import distinct_values, sample_values
@@ -265,28 +266,26 @@ class _Test:
     kind: str
     arg: str
     negate: bool
+    regex: re.Pattern[str] | None = None
+
+    @classmethod
+    def make(cls, kind: str, arg: str, negate: bool) -> _Test:
+        if kind == "type":
+            return cls(kind, arg, negate)
+        flags = re.IGNORECASE if kind.startswith("i") else 0
+        return cls(kind, arg, negate, re.compile(fnmatch.translate(arg), flags))
 
     def matches(self, node: Node) -> bool:
-        if self.kind == "type":
-            result = (self.arg == "d") == isinstance(node, Dir)
-        elif self.kind in ("path", "ipath"):
-            fold = self.kind == "ipath"
-            result = _fnmatch(node.path, self.arg, fold)
+        if self.regex is None:
+            return ((self.arg == "d") == isinstance(node, Dir)) != self.negate
+        match = self.regex.match
+        if self.kind in ("path", "ipath"):
+            found = match(node.path) is not None
+        elif isinstance(node, File):
+            found = match(node.name) is not None or match(node.name.rsplit(".", 1)[0]) is not None
         else:
-            fold = self.kind == "iname"
-            names = [node.name]
-            if isinstance(node, File):
-                names.append(node.name.rsplit(".", 1)[0])
-            elif node.kind == "root":
-                names = ["/"]
-            result = any(_fnmatch(n, self.arg, fold) for n in names)
-        return result != self.negate
-
-
-def _fnmatch(name: str, pattern: str, fold: bool) -> bool:
-    if fold:
-        return fnmatch.fnmatchcase(name.lower(), pattern.lower())
-    return fnmatch.fnmatchcase(name, pattern)
+            found = match("/" if node.kind == "root" else node.name) is not None
+        return found != self.negate
 
 
 def find(ctx: ShellContext, words: list[Word], stdin: list[str] | None) -> Output:
@@ -350,7 +349,7 @@ def _find_expression(args: list[str]) -> tuple[list[list[_Test]], int, int]:
         if arg == "-type" and value not in ("f", "d"):
             raise UsageError(f"-type: unknown type '{value}' (use f for tables, d for schemas)")
         kind = "path" if arg == "-wholename" else arg[1:]
-        groups[-1].append(_Test(kind, value, negate))
+        groups[-1].append(_Test.make(kind, value, negate))
         negate = False
     if any(not g for g in groups) and len(groups) > 1:
         raise UsageError("-o needs a test on each side")

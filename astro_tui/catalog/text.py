@@ -8,6 +8,7 @@ and an aggressive stemmer conflates names people keep apart.
 
 from __future__ import annotations
 
+import itertools
 import re
 from functools import lru_cache
 
@@ -16,16 +17,20 @@ _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_a-zA-Z
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 STOPWORDS = frozenset(
-    """
-    a about above after all also an and any are as at be been being below between both but by can
-    could did do does doing done each few for from had has have having he her here hers him his how i
-    if in into is it its itself just me more most my no nor not now of off on once only or other our
-    ours out over own per same she should so some such than that the their theirs them then there these
-    they this those through to too under until up very was we were what when where which while who whom
-    whose why will with would you your yours show list give get find tell me please want need know
-    table tables column columns data database field fields value values
-    """.split()
-)
+    (
+        "a", "about", "above", "after", "all", "also", "an", "and", "any", "are", "as", "at", "be", "been",
+        "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing",
+        "done", "each", "few", "for", "from", "had", "has", "have", "having", "he", "her", "here", "hers",
+        "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more",
+        "most", "my", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our",
+        "ours", "out", "over", "own", "per", "same", "she", "should", "so", "some", "such", "than", "that",
+        "the", "their", "theirs", "them", "then", "there", "these", "they", "this", "those", "through",
+        "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which",
+        "while", "who", "whom", "whose", "why", "will", "with", "would", "you", "your", "yours", "show",
+        "list", "give", "get", "find", "tell", "me", "please", "want", "need", "know", "table", "tables",
+        "column", "columns", "data", "database", "field", "fields", "value", "values",
+    )
+)  # fmt: skip
 
 SYNONYMS: dict[str, tuple[str, ...]] = {
     "revenue": ("sale", "amount", "gmv", "income", "price", "total"),
@@ -93,7 +98,7 @@ def _cjk_split(word: str) -> list[str]:
     if not _CJK.search(word):
         return [word]
     chars = list(word)
-    return chars + [a + b for a, b in zip(chars, chars[1:], strict=False)]
+    return chars + [a + b for a, b in itertools.pairwise(chars)]
 
 
 @lru_cache(maxsize=65_536)

@@ -13,9 +13,10 @@ import bisect
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Literal
 
-from astro_tui.catalog.model import Catalog, Table, quote_ident
+from astro_tui.catalog.model import Catalog, Column, Table, quote_ident
 
 DirKind = Literal["root", "database", "schema"]
 
@@ -45,12 +46,37 @@ def count_text(n: int, word: str) -> str:
     return f"{n:,} {word}" + ("" if n == 1 else "s")
 
 
+@lru_cache(maxsize=262_144)
+def _ident(name: str) -> str:
+    return quote_ident(name)
+
+
+@lru_cache(maxsize=262_144)
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+@lru_cache(maxsize=262_144)
+def _column_parts(column: Column, name_width: int, type_width: int) -> tuple[str, str]:
+    """The aligned `name type nullability` part and the comment part; columns repeat across tables."""
+    null = "" if column.nullable else "not null"
+    prefix = (
+        "  "
+        + _ident(column.name).ljust(name_width)
+        + "  "
+        + column.type.ljust(type_width)
+        + "  "
+        + null.ljust(8)
+    )
+    return prefix, ("  " + _flat(column.comment) if column.comment else "")
+
+
 def render_card(table: Table, *, referenced_by: Sequence[str] = ()) -> str:
     """The `cat` output: a header, the comment, one line per column, then keys and the SQL name.
 
     Each column line carries name, type, nullability, comment and key marks, so
     a grep hit is understandable on its own. `referenced_by` lists incoming
-    foreign keys (`sales.order_items.order_id`), which a table cannot know itself.
+    foreign keys (`sales.order_items(order_id)`), which a table cannot know itself.
     """
     size = table.kind
     if table.row_count is not None and table.kind == "table":
@@ -64,28 +90,27 @@ def render_card(table: Table, *, referenced_by: Sequence[str] = ()) -> str:
         if len(fk.columns) == 1:
             target = f"{fk.ref_schema}.{fk.ref_table}"
             refs[fk.columns[0].lower()] = f"{target}.{fk.ref_columns[0]}" if fk.ref_columns else target
-    names = [quote_ident(c.name) for c in table.columns]
-    name_width = min(max((len(n) for n in names), default=0), _NAME_WIDTH)
-    type_width = min(max((len(c.type) for c in table.columns), default=0), _TYPE_WIDTH)
-    lines.append("columns:" if table.columns else "columns: (none)")
-    for name, column in zip(names, table.columns, strict=True):
-        null = "" if column.nullable else "not null"
-        parts = [f"  {name:<{name_width}}  {column.type:<{type_width}}  {null:<8}"]
-        ref = refs.get(column.name.lower())
-        if ref:
-            parts.append(f"-> {ref}")
-        if column.comment:
-            parts.append(" ".join(column.comment.split()))
-        if column.name.lower() in pk:
-            parts.append("[PK]")
-        lines.append("  ".join(parts).rstrip())
+    columns = table.columns
+    name_width = min(max((len(_ident(c.name)) for c in columns), default=0), _NAME_WIDTH)
+    type_width = min(max((len(c.type) for c in columns), default=0), _TYPE_WIDTH)
+    lines.append("columns:" if columns else "columns: (none)")
+    keyed = bool(pk or refs)
+    for column in columns:
+        prefix, comment = _column_parts(column, name_width, type_width)
+        if keyed:
+            lowered = column.name.lower()
+            ref = refs.get(lowered)
+            line = prefix + (f"  -> {ref}" if ref else "") + comment + ("  [PK]" if lowered in pk else "")
+            lines.append(line.rstrip())
+        else:
+            lines.append((prefix + comment).rstrip())
     if table.primary_key:
-        lines.append("primary key: " + ", ".join(quote_ident(c) for c in table.primary_key))
+        lines.append("primary key: " + ", ".join(_ident(c) for c in table.primary_key))
     for fk in table.foreign_keys:
-        ref_cols = ", ".join(quote_ident(c) for c in fk.ref_columns)
+        ref_cols = ", ".join(_ident(c) for c in fk.ref_columns)
         lines.append(
-            f"foreign key: {', '.join(quote_ident(c) for c in fk.columns)} -> "
-            f"{quote_ident(fk.ref_schema)}.{quote_ident(fk.ref_table)}({ref_cols})"
+            f"foreign key: {', '.join(_ident(c) for c in fk.columns)} -> "
+            f"{_ident(fk.ref_schema)}.{_ident(fk.ref_table)}({ref_cols})"
         )
     for ref in referenced_by:
         lines.append(f"referenced by: {ref}")

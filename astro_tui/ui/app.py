@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from pathlib import PurePath
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import events, on, work
@@ -54,7 +55,7 @@ PREVIEW_ROWS = 100
 
 
 class AstroApp(App[int]):
-    CSS_PATH = [resource_dir("styles") / "app.tcss"]
+    CSS_PATH: ClassVar[list[str | PurePath]] = [resource_dir("styles") / "app.tcss"]
     TITLE = "astro"
     BINDINGS = bindings("app")
     COMMANDS = App.COMMANDS | {AstroCommands}
@@ -144,7 +145,9 @@ class AstroApp(App[int]):
         from astro_tui.data.errors import DataError
 
         try:
-            db = Database.open(self.specs, self.settings, on_build=lambda m: self.post_message(BuildProgress(m)))
+            db = Database.open(
+                self.specs, self.settings, on_build=lambda m: self.post_message(BuildProgress(m))
+            )
         except DataError as exc:
             self.post_message(DatabaseFailed(str(exc)))
             return
@@ -205,10 +208,10 @@ class AstroApp(App[int]):
     def _build_agent(self, db: Database, catalog: Catalog) -> None:
         """Importing the model client costs about a second; pay it here, not on the first question."""
         try:
+            import openai  # noqa: F401  (the import is the slow part of the first request)
+
             from astro_tui.agent.loop import Agent
             from astro_tui.agent.state import default_state_dir
-
-            import openai  # noqa: F401  (the import is the slow part of the first request)
 
             agent = Agent(db, catalog, self.settings, state_dir=default_state_dir())
         except Exception as exc:
@@ -413,7 +416,9 @@ class AstroApp(App[int]):
         try:
             write_setting("theme", name)
         except Exception as exc:
-            self.call_from_thread(self.notify, f"Cannot save the theme: {exc}", severity="warning", markup=False)
+            self.call_from_thread(
+                self.notify, f"Cannot save the theme: {exc}", severity="warning", markup=False
+            )
 
     # ------------------------------------------------------------------ actions (from actions.ACTIONS)
 
@@ -538,7 +543,9 @@ class AstroApp(App[int]):
     def action_clear_conversation(self) -> None:
         self.conversation.clear_log()
         if self.agent is not None:
-            self.conversation.add_note("cleared the screen; the model still remembers this conversation", "new")
+            self.conversation.add_note(
+                "cleared the screen; the model still remembers this conversation", "new"
+            )
 
     def action_resume(self) -> None:
         if self.agent is None or self.db is None:
@@ -588,12 +595,17 @@ class AstroApp(App[int]):
             notes = ContextNotes(default_state_dir(), db_key)
             text, path = notes.read(), str(notes.path)
         except Exception as exc:
-            self.call_from_thread(self.notify, f"Cannot read the notes: {exc}", severity="error", markup=False)
+            self.call_from_thread(
+                self.notify, f"Cannot read the notes: {exc}", severity="error", markup=False
+            )
             return
         self.call_from_thread(self._show_context, text, path)
 
     def _show_context(self, text: str, path: str) -> None:
-        body = text.strip() or "_No notes yet. The model adds notes with `update_context`; you can edit the file._"
+        body = (
+            text.strip()
+            or "_No notes yet. The model adds notes with `update_context`; you can edit the file._"
+        )
         self.conversation.add_markdown(body, f"Context notes · {inert(path)}")
 
     def action_show_model(self) -> None:

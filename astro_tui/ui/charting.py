@@ -99,7 +99,11 @@ def prepare(table: pa.Table, choice: ChartChoice) -> Series:
     title = inert(choice.title, keep_newlines=False)
     n = table.num_rows
     if choice.kind == "hist":
-        values = [v for v in _floats(table.column(choice.y[0]).slice(0, MAX_HIST_VALUES).to_pylist()) if v is not None]
+        values = [
+            v
+            for v in _floats(table.column(choice.y[0]).slice(0, MAX_HIST_VALUES).to_pylist())
+            if v is not None
+        ]
         note = f"first {MAX_HIST_VALUES:,} of {n:,} values" if n > MAX_HIST_VALUES else ""
         return Series("hist", title, choice.y[0], [], None, {choice.y[0]: values}, note)  # type: ignore[dict-item]
     if choice.x is None:
@@ -132,7 +136,17 @@ def prepare(table: pa.Table, choice: ChartChoice) -> Series:
     return Series(choice.kind, title, choice.x, [float(i + 1) for i in range(len(keep))], labels, ys, note)  # type: ignore[arg-type]
 
 
-def draw(plt: Any, series: Series) -> None:
+def _ticks(plt: Any, positions: list[float], labels: list[str], width: int) -> None:
+    """Explicit x ticks, no more than fit side by side: plotext thins overlapping labels
+    in an order that differs from run to run."""
+    widest = max((len(label) for label in labels), default=1)
+    most = max(2, min(8, (width - 12) // (widest + 2)))
+    step = max(1, math.ceil(len(labels) / most))
+    chosen = list(range(0, len(labels), step))
+    plt.xticks([positions[i] for i in chosen], [labels[i] for i in chosen])
+
+
+def draw(plt: Any, series: Series, width: int = 80) -> None:
     """Draw prepared series on a plotext figure (a `PlotextPlot.plt`)."""
     plt.clear_figure()
     plt.title(series.title + (f"  ({series.note})" if series.note else ""))
@@ -143,21 +157,25 @@ def draw(plt: Any, series: Series) -> None:
         return
     if series.kind == "bar":
         labels = series.tick_labels or [_label(x) for x in series.xs]
+        positions = [float(i + 1) for i in range(len(labels))]
         if len(names) == 1:
-            plt.bar(labels, series.ys[names[0]])
+            plt.bar(positions, series.ys[names[0]])
         else:
-            plt.multiple_bar(labels, [series.ys[n] for n in names], labels=[_label(n) for n in names])
+            plt.multiple_bar(positions, [series.ys[n] for n in names], labels=[_label(n) for n in names])
+        _ticks(plt, positions, labels, width)
     else:
         marker = "braille"
         for name in names:
             if series.kind == "scatter":
-                plt.scatter(series.xs, series.ys[name], marker=marker, label=_label(name) if len(names) > 1 else None)
+                plt.scatter(
+                    series.xs, series.ys[name], marker=marker, label=_label(name) if len(names) > 1 else None
+                )
             else:
-                plt.plot(series.xs, series.ys[name], marker=marker, label=_label(name) if len(names) > 1 else None)
+                plt.plot(
+                    series.xs, series.ys[name], marker=marker, label=_label(name) if len(names) > 1 else None
+                )
         if series.tick_labels:
-            step = max(1, len(series.tick_labels) // 6)
-            ticks = list(range(0, len(series.tick_labels), step))
-            plt.xticks([series.xs[i] for i in ticks], [series.tick_labels[i] for i in ticks])
+            _ticks(plt, series.xs, series.tick_labels, width)
     plt.xlabel(_label(series.x_name))
     if len(names) == 1:
         plt.ylabel(_label(names[0]))

@@ -15,7 +15,8 @@ import jinja2
 from astro_tui.catalog.model import Catalog
 
 MAX_SCHEMAS = 50
-MAX_NOTES_CHARS = 4_000
+MAX_NOTES_CHARS = 2_500
+MAX_OUTLINE_CHARS = 500
 
 
 @cache
@@ -26,11 +27,25 @@ def _template(name: str) -> jinja2.Template:
 
 
 def cap_notes(notes: str, limit: int = MAX_NOTES_CHARS) -> str:
+    """The start of the notes, cut at a paragraph, then the headings of what was left out.
+
+    The outline tells the model what `read_context` would add, so it knows when
+    the full notes are worth a call.
+    """
     text = notes.strip()
     if len(text) <= limit:
         return text
-    cut = text[:limit].rsplit("\n", 1)[0]
-    return cut + "\n… (more notes: call read_context)"
+    head = text[:limit]
+    cut = head.rfind("\n\n")
+    if cut < limit // 2:
+        cut = head.rfind("\n")
+    kept, rest = text[:cut].rstrip(), text[cut:]
+    headings = [line.lstrip("#").strip() for line in rest.splitlines() if line.startswith("#")]
+    outline = "; ".join(h for h in headings if h)
+    if len(outline) > MAX_OUTLINE_CHARS:
+        outline = outline[: MAX_OUTLINE_CHARS - 1].rsplit(";", 1)[0] + "; …"
+    more = f"More notes on: {outline}." if outline else "There are more notes."
+    return f"{kept}\n\n({more} Call read_context for all of them.)"
 
 
 def system_prompt(

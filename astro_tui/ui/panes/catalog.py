@@ -8,7 +8,7 @@ stalls the screen. Names and comments come from the database: always inert.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from rich.text import Text
 from textual import on, work
@@ -160,16 +160,15 @@ class CatalogPane(Vertical):
     def _highlighted(self, event: Tree.NodeHighlighted[Node]) -> None:
         data = event.node.data
         if data is not None and data.table is not None:
-            self._render_card(data.table)
+            self._render_card(data.table, self.query_one(ShellPane).shell)
 
     @work(thread=True, exclusive=True, group="card")
-    def _render_card(self, table: Table) -> None:
-        try:
-            from astro_tui.catalog.vfs import render_card
-        except ImportError:
-            card = "\n".join([table.sql_name, *(f"  {c.name}  {c.type}" for c in table.columns)])
-        else:
-            card = render_card(table)
+    def _render_card(self, table: Table, shell: Any) -> None:
+        """The same card `cat` prints, including the tables that reference this one."""
+        from astro_tui.catalog.vfs import render_card
+
+        node = shell.vfs.node_for_table(table) if shell is not None else None
+        card = shell.vfs.card(node) if node is not None else render_card(table)
         self.post_message(TableCard(table, card))
 
     def on_table_card(self, message: TableCard) -> None:

@@ -16,6 +16,7 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
+from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Collapsible, Markdown, Static
 from textual.widgets.markdown import MarkdownStream
@@ -29,6 +30,10 @@ from astro_tui.ui.widgets.tool_block import SPINNER, ToolBlock, clocks_live
 
 if TYPE_CHECKING:
     from astro_tui.agent.loop import Agent
+
+# Model text reaches the screen in batches: every Markdown append re-lays out the
+# screen, so appending per token would fall behind a fast server.
+FLUSH_S = 0.08
 
 
 class ReasoningBlock(Collapsible):
@@ -77,6 +82,8 @@ class ConversationPane(Vertical):
         self._tool_calls = 0
         self._tokens = 0
         self._answers = 0
+        self._pending: list[str] = []
+        self._flush_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield VerticalScroll(id="conversation-log")
@@ -119,7 +126,9 @@ class ConversationPane(Vertical):
 
     def add_markdown(self, markdown: str, title: str) -> None:
         block = Vertical(
-            Static(Text(title, style="bold")), Markdown(inert(markdown), open_links=False), classes="doc-block"
+            Static(Text(title, style="bold")),
+            Markdown(inert(markdown), open_links=False),
+            classes="doc-block",
         )
         self._mount(block)
 
@@ -151,7 +160,11 @@ class ConversationPane(Vertical):
             if tools:
                 self.add_note("tools: " + ", ".join(tools), "tools")
             final = next(
-                (m.get("content") for m in reversed(messages) if m.get("role") in ("assistant", "tool") and m.get("content")),
+                (
+                    m.get("content")
+                    for m in reversed(messages)
+                    if m.get("role") in ("assistant", "tool") and m.get("content")
+                ),
                 None,
             )
             if turn.status == "answer" and tools:
@@ -224,8 +237,19 @@ class ConversationPane(Vertical):
 
     def _close_text(self) -> None:
         stream, self._stream = self._stream, None
+        if self._flush_timer is not None:
+            self._flush_timer.stop()
+            self._flush_timer = None
+        rest = "".join(self._pending)
+        self._pending.clear()
         if stream is not None:
-            self.call_later(stream.stop)
+            self.call_later(self._end_stream, stream, rest)
+
+    @staticmethod
+    async def _end_stream(stream: MarkdownStream, rest: str) -> None:
+        if rest:
+            await stream.write(rest)
+        await stream.stop()
 
     def _close_reasoning(self) -> None:
         if self._reasoning is not None:
@@ -259,7 +283,7 @@ class ConversationPane(Vertical):
             line.append("   esc cancels", "dim")
         else:
             line = Text(inert(self._status_text, keep_newlines=False), style="dim")
-        status.update(line)
+        status.update(line, layout=False)
 
     # ------------------------------------------------------------------ events
 
@@ -318,7 +342,16 @@ class ConversationPane(Vertical):
             self._stream = Markdown.get_stream(self._md)
             self._set_status("writing")
         self._streamed_chars += len(text)
-        await self._stream.write(inert(text))
+        self._pending.append(inert(text))
+        if self._flush_timer is None:
+            self._flush_timer = self.set_timer(FLUSH_S, self._flush_text)
+
+    async def _flush_text(self) -> None:
+        self._flush_timer = None
+        if self._stream is not None and self._pending:
+            text = "".join(self._pending)
+            self._pending.clear()
+            await self._stream.write(text)
 
     def _tool_started(self, call_id: str, name: str) -> ToolBlock:
         self._close_text()
@@ -367,7 +400,9 @@ class ConversationPane(Vertical):
                 "answer",
                 f"{prefix} {table.name}" if len(answer.tables) > 1 else f"{prefix} {title or table.name}",
                 verified=answer.verified,
-                chart=answer.chart if answer.chart is not None and table.result is answer.chart.result else None,
+                chart=answer.chart
+                if answer.chart is not None and table.result is answer.chart.result
+                else None,
                 title=title,
                 sql_text=sql_text,
             )
@@ -376,7 +411,9 @@ class ConversationPane(Vertical):
         chart = answer.chart
         if chart is not None and not any(r is chart.result for r in posted):
             label = f"{prefix} {title or chart.title}"
-            origin = ResultOrigin("answer", label, verified=answer.verified, chart=chart, sql_text=chart.result.sql)
+            origin = ResultOrigin(
+                "answer", label, verified=answer.verified, chart=chart, sql_text=chart.result.sql
+            )
             self.post_message(ResultReady(chart.result, origin))
 
 

@@ -58,13 +58,13 @@ class ResultsPane(Vertical):
         self._backends: dict[int, Any] = {}
         self._next_id = 1
         self._counters: dict[str, int] = {}
+        self.table_widget: Any = None
 
     def compose(self) -> ComposeResult:
         yield Select[int]([], prompt="no results yet", allow_blank=True, id="result-picker")
         with TabbedContent(id="result-tabs"):
-            with TabPane("Table", id="tab-table"):
-                with Container(id="table-holder"):
-                    yield Static(_EMPTY, id="table-empty", classes="empty-note")
+            with TabPane("Table", id="tab-table"), Container(id="table-holder"):
+                yield Static(_EMPTY, id="table-empty", classes="empty-note")
             with TabPane("Chart", id="tab-chart"):
                 yield Static("", id="chart-note", classes="empty-note")
             with TabPane("SQL", id="tab-sql"), VerticalScroll(id="sql-scroll"):
@@ -82,7 +82,9 @@ class ResultsPane(Vertical):
         label = f" {one_line(origin.label, 30)}" if origin.label else ""
         return f"{base} {count}{label}" if origin.kind != "preview" else f"preview{label}"
 
-    def add_result(self, result: QueryResult, origin: ResultOrigin, *, sql_text: str | None = None) -> ResultEntry:
+    def add_result(
+        self, result: QueryResult, origin: ResultOrigin, *, sql_text: str | None = None
+    ) -> ResultEntry:
         entry = ResultEntry(self._next_id, self.name_for(origin), result, origin, sql_text or result.sql)
         self._next_id += 1
         if origin.chart is not None:
@@ -158,11 +160,14 @@ class ResultsPane(Vertical):
         if entry.verified:
             head = "-- verified: the SQL that produced this answer"
         elif entry.origin.kind == "tool":
-            head = f"-- {inert(entry.name, keep_newlines=False)}: an intermediate query of the model (not an answer)"
+            name = inert(entry.name, keep_newlines=False)
+            head = f"-- {name}: an intermediate query of the model (not an answer)"
         else:
             head = f"-- {inert(entry.name, keep_newlines=False)}"
         dark = self.app.current_theme.dark
-        self.query_one("#sql-text", Static).update(Group(Text(head, style="dim"), sql_syntax(entry.sql_text, dark=dark)))
+        self.query_one("#sql-text", Static).update(
+            Group(Text(head, style="dim"), sql_syntax(entry.sql_text, dark=dark))
+        )
 
     # ------------------------------------------------------------------ table
 
@@ -171,6 +176,7 @@ class ResultsPane(Vertical):
         for child in list(holder.children):
             if child.id != "table-empty":
                 child.remove()
+        self.table_widget = None
         note = self.query_one("#table-empty", Static)
         note.update(Text(text, style="italic"))
         note.display = True
@@ -210,6 +216,7 @@ class ResultsPane(Vertical):
         for child in list(holder.children):
             if child is not note:
                 child.remove()
+        self.table_widget = None
         if backend.column_count == 0:
             note.update(Text("the statement returned no columns", style="italic"))
             note.display = True
@@ -221,14 +228,14 @@ class ResultsPane(Vertical):
             max_column_content_width=48,
             null_rep="[dim]NULL[/]",
             zebra_stripes=True,
-            id="result-table",
+            classes="result-table",
         )
+        self.table_widget = table
         holder.mount(table)
 
     def focus_table(self) -> None:
-        tables = self.query("#result-table")
-        if tables:
-            tables.first().focus()
+        if self.table_widget is not None and self.table_widget.is_attached:
+            self.table_widget.focus()
         else:
             self.query_one("#result-picker").focus()
 
@@ -271,7 +278,7 @@ class ResultsPane(Vertical):
         source = "from the answer" if self.current.chart_from_answer else "k kind · x / y columns"
         self._chart_note(f"{inert(how, keep_newlines=False)}   ({source})")
         plot.display = True
-        charting.draw(plot.plt, message.series)  # type: ignore[attr-defined]
+        charting.draw(plot.plt, message.series, width=plot.size.width or self.size.width)
         plot.refresh()
 
     def _plot(self) -> Any:
@@ -309,7 +316,9 @@ class ResultsPane(Vertical):
         elif what == "y":
             numeric = charting.numeric_columns(table)
             current = choice.y[0] if choice.y else None
-            choice.y = [numeric[(numeric.index(current) + 1) % len(numeric)] if current in numeric else numeric[0]]
+            choice.y = [
+                numeric[(numeric.index(current) + 1) % len(numeric)] if current in numeric else numeric[0]
+            ]
         entry.chart = choice
         entry.chart_from_answer = False
         tabs = self.query_one(TabbedContent)
@@ -324,4 +333,3 @@ _EMPTY = Text(
     "/sql SELECT … from the question box, or p on a table in the catalog.",
     style="italic",
 )
-

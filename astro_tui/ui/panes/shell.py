@@ -35,6 +35,10 @@ class ShellInput(Input):
         self.recall = History()
         self.completer: Any = None
 
+    def on_mount(self) -> None:
+        if not getattr(self.app, "live_clocks", True):
+            self.cursor_blink = False
+
     async def _on_key(self, event: events.Key) -> None:
         if event.key == "up":
             entry = self.recall.previous(self.value)
@@ -100,13 +104,14 @@ class ShellPane(Vertical):
             yield Static("$", id="shell-prompt")
             yield ShellInput()
 
+    @property
+    def shell(self) -> Any:
+        return self._shell
+
     def set_catalog(self, catalog: Catalog, db: Database) -> None:
+        from astro_tui.catalog.shell import Shell
+
         log = self.query_one(RichLog)
-        try:
-            from astro_tui.catalog.shell import Shell
-        except ImportError:
-            log.write(Text("the metadata shell is not available in this build", style="italic"))
-            return
         self._shell = Shell(catalog, db)
         complete = getattr(self._shell, "complete", None)
         self.query_one(ShellInput).completer = complete

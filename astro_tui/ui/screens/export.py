@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 
 class ExportScreen(ModalScreen[str | None]):
-    BINDINGS = [Binding("escape", "dismiss_none", "Close", show=True)]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "Close", show=True)]
 
     def __init__(self, result_name: str, default: str) -> None:
         super().__init__()

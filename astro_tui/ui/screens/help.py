@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
@@ -27,7 +29,9 @@ def help_table() -> Table:
             group = row_group
         table.add_row(Text(keys, style="" if keys != "palette" else "dim italic"), Text(text))
     table.add_row("", "")
-    table.add_row(Text("Slash commands", style="bold underline"), Text("typed in the question box", style="dim"))
+    table.add_row(
+        Text("Slash commands", style="bold underline"), Text("typed in the question box", style="dim")
+    )
     for name, (args, text) in COMMANDS.items():
         table.add_row(Text(f"/{name} {args}".rstrip()), Text(text))
     table.add_row(Text("//text"), Text("send a question that starts with /"))
@@ -35,7 +39,7 @@ def help_table() -> Table:
 
 
 class HelpScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,f1,q", "dismiss", "Close", show=True)]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,f1,q", "dismiss", "Close", show=True)]
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-box") as box:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 
 class ResumeScreen(ModalScreen[str | None]):
-    BINDINGS = [Binding("escape", "dismiss_none", "Close", show=True)]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "Close", show=True)]
 
     def __init__(self, conversations: list[ConversationInfo]) -> None:
         super().__init__()

@@ -50,7 +50,9 @@ class AnswerCard(Vertical):
             )
         if answer.chart is not None:
             yield Static(
-                inert_text(f"▦ chart: {one_line(answer.chart.title or answer.chart.kind, 80)} (results pane)"),
+                inert_text(
+                    f"▦ chart: {one_line(answer.chart.title or answer.chart.kind, 80)} (results pane)"
+                ),
                 classes="answer-meta",
             )
         if answer.tables:
@@ -62,6 +64,7 @@ class AnswerCard(Vertical):
             with Collapsible(title=f"{label} · ctrl+y copies", collapsed=True, classes="answer-sql"):
                 yield Static(Group(*parts))
             stats = "   ".join(
-                f"{inert(t.name, keep_newlines=False)}: {result_status(self, t.result)}" for t in answer.tables
+                f"{inert(t.name, keep_newlines=False)}: {result_status(self, t.result)}"
+                for t in answer.tables
             )
             yield Static(inert_text(stats), classes="answer-meta")

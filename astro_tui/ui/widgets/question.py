@@ -36,6 +36,10 @@ class QuestionInput(TextArea):
         )
         self.recall = History()
 
+    def on_mount(self) -> None:
+        if not getattr(self.app, "live_clocks", True):
+            self.cursor_blink = False
+
     async def _on_key(self, event: events.Key) -> None:
         key = event.key
         if key == "enter":

@@ -14,6 +14,7 @@ from rich.syntax import Syntax
 from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static
+from textual.widgets._collapsible import CollapsibleTitle
 
 from astro_tui.ui.inert import inert, inert_text, one_line
 
@@ -42,6 +43,14 @@ def result_status(widget: Widget, result: QueryResult) -> str:
     return result.status_text() if clocks_live(widget) else result.count_text()
 
 
+class _LiveTitle(CollapsibleTitle):
+    """A title that ticks without re-laying out the screen (it is as wide as its row)."""
+
+    def _update_label(self) -> None:
+        symbol = self.collapsed_symbol if self.collapsed else self.expanded_symbol
+        self.update(Content.assemble(symbol, " ", self.label), layout=False)
+
+
 class ToolBlock(Collapsible):
     """Collapsed: state, tool name, summary, elapsed. Expanded: arguments and result."""
 
@@ -56,6 +65,7 @@ class ToolBlock(Collapsible):
         self._args = Static("", classes="tool-args")
         self._result = Static("", classes="tool-result")
         super().__init__(self._args, self._result, title="", collapsed=True, classes="tool-block -running")
+        self._title = _LiveTitle(label="", collapsed_symbol="▶", expanded_symbol="▼", collapsed=True)
 
     def on_mount(self) -> None:
         self._refresh_title()
@@ -105,7 +115,6 @@ class ToolBlock(Collapsible):
             self.state = "cancelled"
             self.set_class(False, "-running")
             self._refresh_title()
-
 
 
 def _format_ms(ms: float) -> str:

@@ -1,0 +1,271 @@
+"""Benchmarks of the full-screen app; prints figures, asserts nothing.
+
+1. launch → first frame showing the catalog (a fresh process each time; target ≤ 1 s)
+2. first paint of a 1,000,000-row result after its query finished (target ≤ 0.5 s)
+3. a 4,000-token answer streamed at ~1,000 tokens/s from the fake server: time until it is
+   fully rendered against the stream's own duration (target ≤ 1.2×), and the event-loop
+   lag while it streams (target p95 ≤ 50 ms)
+
+Run: `uv run python bench/bench_ui.py [--runs N]`. State, config and cache go to a temp dir.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+SIZE = (160, 48)
+
+
+def _isolate(tmp: Path) -> None:
+    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ASTRO_MODEL"):
+        os.environ.pop(var, None)
+    os.environ.setdefault("ASTRO_STATE_DIR", str(tmp / "state"))
+    os.environ.setdefault("ASTRO_CONFIG_DIR", str(tmp / "config"))
+    os.environ.setdefault("ASTRO_CACHE_DIR", str(tmp / "cache"))
+
+
+def _shop(tmp: Path) -> Path:
+    from tests.test_ui_support import make_shop
+
+    path = tmp / "shop.duckdb"
+    if not path.exists():
+        make_shop(path)
+    return path
+
+
+# --------------------------------------------------------------------------- 1. launch
+
+
+def _startup_child(db: str) -> None:
+    """Runs in a fresh process: report seconds from the parent's spawn to the catalog's first frame."""
+    spawned = float(os.environ["ASTRO_BENCH_T0"])
+    from astro_tui.config import Settings
+    from astro_tui.ui.app import AstroApp
+
+    class Timed(AstroApp):
+        def on_catalog_loaded(self, message: Any) -> None:
+            super().on_catalog_loaded(message)
+            self.call_after_refresh(self._shown)
+
+        def _shown(self) -> None:
+            print(f"{time.time() - spawned:.4f}", flush=True)
+            self.exit()
+
+    async def main() -> None:
+        app = Timed([db] if db else [], Settings())
+        async with app.run_test(size=SIZE) as pilot:
+            while app.is_running:
+                await pilot.pause(0.005)
+
+    asyncio.run(main())
+
+
+def bench_startup(db: Path | None, runs: int) -> list[float]:
+    times = []
+    for _ in range(runs):
+        env = dict(os.environ, ASTRO_BENCH_T0=repr(time.time()))
+        out = subprocess.run(
+            [sys.executable, __file__, "--startup-child", str(db or "")],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+        )
+        times.append(float(out.stdout.strip().splitlines()[-1]))
+    return times
+
+
+# --------------------------------------------------------------------------- 2. a million rows
+
+
+async def bench_million(db: Path) -> tuple[float, float]:
+    from astro_tui.config import Settings
+    from astro_tui.data.database import Database
+    from astro_tui.ui.app import AstroApp
+    from astro_tui.ui.messages import ResultOrigin
+    from tests.test_ui_support import ready
+
+    settings = Settings(row_cap=2_000_000)
+    with Database.open([str(db)], settings) as source:
+        started = time.perf_counter()
+        result = source.execute(
+            "SELECT i AS id, i * 0.5 AS amount, 'customer ' || (i % 9973) AS name, "
+            "DATE '2020-01-01' + (i % 2000)::INT AS day FROM range(1000000) t(i)"
+        )
+        query_s = time.perf_counter() - started
+    app = AstroApp([str(db)], settings, live_clocks=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        painted: list[float] = []
+        started = time.perf_counter()
+        app.results.add_result(result, ResultOrigin("sql", ""))
+        while app.results.table_widget is None:
+            await asyncio.sleep(0.001)
+        app.call_after_refresh(lambda: painted.append(time.perf_counter()))
+        while not painted:
+            await asyncio.sleep(0.001)
+        assert app.results.table_widget.row_count == 1_000_000
+    return query_s, painted[0] - started
+
+
+# --------------------------------------------------------------------------- 3. streaming
+
+
+def _answer_text(tokens: int) -> tuple[str, list[str]]:
+    """~4 characters a token, as Markdown with paragraphs, lists and bold, one token per chunk."""
+    words = ("revenue", "grew", "in", "the", "east", "region", "while", "returns", "fell", "sharply")
+    pieces: list[str] = []
+    for i in range(tokens):
+        if i % 120 == 119:
+            pieces.append("\n\n")
+        elif i % 40 == 39:
+            pieces.append("\n- ")
+        elif i % 17 == 0:
+            pieces.append(" **" + words[i % len(words)] + "**")
+        else:
+            pieces.append(" " + words[i % len(words)])
+    return "".join(pieces).strip(), pieces
+
+
+def _reply(pieces: list[str], delay_s: float) -> Any:
+    from tests.fake_openai import Reply, chunk, finish_chunk, role_chunk
+
+    chunks = [role_chunk(), *(chunk({"content": p}) for p in pieces), finish_chunk("stop")]
+    return Reply(tuple(chunks), delay_s=delay_s)
+
+
+async def bench_stream(db: Path, tokens: int, delay_s: float) -> dict[str, float]:
+    from textual.widgets import Markdown
+
+    from astro_tui.agent.loop import Agent
+    from astro_tui.agent.state import default_state_dir
+    from astro_tui.catalog.introspect import load_catalog
+    from astro_tui.data.database import Database
+    from astro_tui.ui.app import AstroApp
+    from tests.fake_openai import FakeOpenAI
+    from tests.test_ui_support import ready, submit
+
+    text, pieces = _answer_text(tokens)
+    with FakeOpenAI() as fake:
+        settings = fake.settings(read_timeout_s=60)
+        # The stream's own duration: the same agent and server, no screen.
+        fake.script(_reply(pieces, delay_s))
+        with Database.open([str(db)], settings) as source:
+            agent = Agent(source, load_catalog(source), settings, state_dir=default_state_dir())
+            started = time.perf_counter()
+            async for _ in agent.run("bench"):
+                pass
+            stream_s = time.perf_counter() - started
+            await agent.aclose()
+
+        fake.script(_reply(pieces, delay_s))
+        app = AstroApp([str(db)], settings, live_clocks=True)
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            lags: list[float] = []
+            stop = asyncio.Event()
+
+            async def probe() -> None:
+                while not stop.is_set():
+                    before = time.perf_counter()
+                    await asyncio.sleep(0.01)
+                    lags.append(max(0.0, time.perf_counter() - before - 0.01))
+
+            probing = asyncio.create_task(probe())
+            started = time.perf_counter()
+            await submit(pilot, "bench")
+            conversation = app.conversation
+
+            def rendered() -> bool:
+                found = conversation.log_view.query(Markdown)
+                return bool(found) and not conversation.running and found.last().source.strip() == text
+
+            while not rendered():
+                await asyncio.sleep(0.002)
+            painted: list[float] = []
+            app.call_after_refresh(lambda: painted.append(time.perf_counter()))
+            while not painted:
+                await asyncio.sleep(0.001)
+            ui_s = painted[0] - started
+            stop.set()
+            await probing
+    lags.sort()
+    return {
+        "tokens": tokens,
+        "nominal_s": tokens * delay_s,
+        "stream_s": stream_s,
+        "ui_s": ui_s,
+        "ratio": ui_s / stream_s,
+        "lag_p50_ms": 1000 * lags[len(lags) // 2],
+        "lag_p95_ms": 1000 * lags[int(len(lags) * 0.95)],
+        "lag_max_ms": 1000 * lags[-1],
+    }
+
+
+# --------------------------------------------------------------------------- main
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--tokens", type=int, default=4_000)
+    parser.add_argument("--startup-child")
+    args = parser.parse_args()
+    if args.startup_child is not None:
+        _startup_child(args.startup_child)
+        return
+
+    tmp = Path(tempfile.mkdtemp(prefix="astro-bench-"))
+    _isolate(tmp)
+    db = _shop(tmp)
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
+
+    times = bench_startup(db, args.runs)
+    print(
+        f"launch → catalog on screen (small DuckDB, {args.runs} fresh processes): "
+        f"median {statistics.median(times):.2f} s, best {min(times):.2f} s   (target ≤ 1 s)"
+    )
+    try:
+        from astro_tui.data.sample import ensure_sample
+
+        ensure_sample()
+        times = bench_startup(None, args.runs)
+        print(
+            f"launch → catalog on screen (sample warehouse, built): "
+            f"median {statistics.median(times):.2f} s, best {min(times):.2f} s"
+        )
+    except ImportError:
+        print("launch with the sample warehouse: skipped (astro_tui.data.sample not available)")
+
+    query_s, paint_s = asyncio.run(bench_million(db))
+    print(
+        f"1,000,000-row result (4 columns): query {query_s:.2f} s; "
+        f"first paint after the query finished {paint_s:.3f} s   (target ≤ 0.5 s)"
+    )
+
+    figures = asyncio.run(bench_stream(db, args.tokens, 0.001))
+    print(
+        f"streaming {figures['tokens']:,} tokens at ~1,000 tokens/s: stream {figures['stream_s']:.2f} s "
+        f"(nominal {figures['nominal_s']:.1f} s), fully rendered after {figures['ui_s']:.2f} s = "
+        f"{figures['ratio']:.2f}× the stream   (target ≤ 1.2×)"
+    )
+    print(
+        f"event-loop lag while streaming: p50 {figures['lag_p50_ms']:.1f} ms, "
+        f"p95 {figures['lag_p95_ms']:.1f} ms, max {figures['lag_max_ms']:.1f} ms   (target p95 ≤ 50 ms)"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,183 @@
+"""The results pane: /sql, copy (pyperclip and OSC 52), export, truncation, charts, inert data."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pyperclip
+import pytest
+from textual.coordinate import Coordinate
+from textual.widgets import TabbedContent
+
+from astro_tui.config import Settings
+from astro_tui.ui.app import AstroApp
+from tests.test_ui_support import (
+    REVENUE_SQL,
+    SIZE,
+    log_text,
+    make_app,
+    notifications,
+    plain,
+    ready,
+    shop_db,
+    submit,
+    wait_until,
+)
+
+__all__ = ["shop_db"]
+
+
+async def test_sql_shows_the_result_with_its_status(shop_db: Path) -> None:
+    app = make_app(shop_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await submit(pilot, f"/sql {REVENUE_SQL}")
+        await wait_until(pilot, lambda: app.results.table_widget is not None)
+        entry = app.results.current
+        assert entry is not None and entry.name == "sql 1" and entry.result.row_count == 5
+        assert "sql 1 · 5 rows" in plain(app.query_one("#result-status"))
+        assert "→ sql 1: 5 rows" in log_text(app)
+        assert REVENUE_SQL in plain(app.query_one("#sql-text"))
+        assert app.conversation.question.text == "", "a slash command clears the box"
+
+
+async def test_refused_and_failing_sql_is_one_sentence(shop_db: Path) -> None:
+    app = make_app(shop_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await submit(pilot, "/sql DROP TABLE sales.orders")
+        await submit(pilot, "/sql SELECT nope FROM sales.orders")
+        await wait_until(pilot, lambda: log_text(app).count("✗") == 2)
+        errors = [line for line in log_text(app).splitlines() if line.startswith("✗")]
+        assert all("\n" not in e and len(e) < 400 for e in errors)
+        assert app.results.current is None and app.is_running
+
+
+async def test_truncation_is_stated(shop_db: Path) -> None:
+    app = make_app(shop_db, Settings(row_cap=1_000))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await submit(pilot, "/sql SELECT * FROM sales.orders")
+        await wait_until(pilot, lambda: app.results.current is not None)
+        status = plain(app.query_one("#result-status"))
+        assert "1,000 of more than 1,000 rows" in status and "cut at" in status
+
+
+async def test_a_million_rows_scroll(shop_db: Path) -> None:
+    app = make_app(shop_db, Settings(row_cap=2_000_000))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await submit(pilot, "/sql SELECT i, i * 2 AS doubled, 'row ' || i AS label FROM range(1000000) t(i)")
+        await wait_until(pilot, lambda: app.results.table_widget is not None, timeout=60)
+        table = app.results.table_widget
+        assert table.row_count == 1_000_000
+        table.focus()
+        await pilot.press("ctrl+end")
+        await pilot.pause()
+        assert table.cursor_row == 999_999
+
+
+async def test_copy_uses_pyperclip(shop_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    copied: list[str] = []
+    monkeypatch.setattr(pyperclip, "copy", copied.append)
+    app = make_app(shop_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await pilot.press("ctrl+y")
+        assert any("No SQL to copy" in n for n in notifications(app))
+        await submit(pilot, f"/sql {REVENUE_SQL}")
+        await wait_until(pilot, lambda: app.results.current is not None)
+        await pilot.press("ctrl+y")
+        assert copied == [REVENUE_SQL]
+        assert any("system clipboard" in n for n in notifications(app))
+
+
+async def test_copy_falls_back_to_osc52(shop_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_clipboard(text: str) -> None:
+        raise pyperclip.PyperclipException("could not find a copy/paste mechanism")
+
+    osc52: list[str] = []
+    monkeypatch.setattr(pyperclip, "copy", no_clipboard)
+    monkeypatch.setattr(AstroApp, "copy_to_clipboard", lambda self, text: osc52.append(text))
+    app = make_app(shop_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await submit(pilot, f"/sql {REVENUE_SQL}")
+        await wait_until(pilot, lambda: app.results.current is not None)
+        await submit(pilot, "/copy")
+        assert osc52 == [REVENUE_SQL]
+        assert any("OSC 52" in n for n in notifications(app))
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet", "json"])
+async def test_export_writes_the_current_result(shop_db: Path, tmp_path: Path, fmt: str) -> None:
+    target = tmp_path / f"out.{fmt}"
+    app = make_app(shop_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await submit(pilot, f"/sql {REVENUE_SQL}")
+        await wait_until(pilot, lambda: app.results.current is not None)
+        await submit(pilot, f"/export {fmt} {target}")
+        await wait_until(pilot, lambda: any("Exported 5 rows" in n for n in notifications(app)))
+    if fmt == "csv":
+        rows = list(csv.reader(target.open()))
+        assert rows[0] == ["region", "revenue"] and len(rows) == 6
+    elif fmt == "json":
+        data = json.loads(target.read_text())
+        assert len(data) == 5 and set(data[0]) == {"region", "revenue"}
+    else:
+        import pyarrow.parquet as pq
+
+        assert pq.read_table(target).num_rows == 5
+
+
+async def test_export_key_asks_for_a_path(shop_db: Path, tmp_path: Path) -> None:
+    target = tmp_path / "picked.csv"
+    app = make_app(shop_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await submit(pilot, f"/sql {REVENUE_SQL}")
+        await wait_until(pilot, lambda: app.results.current is not None)
+        await pilot.press("ctrl+s")
+        field = app.screen.query_one("#export-input")
+        field.value = f"csv {target}"
+        await pilot.press("enter")
+        await wait_until(pilot, target.exists)
+
+
+async def test_results_list_and_chart_keys(shop_db: Path) -> None:
+    app = make_app(shop_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await submit(pilot, f"/sql {REVENUE_SQL}")
+        await submit(pilot, "/sql SELECT order_date, amount FROM sales.orders ORDER BY order_date")
+        await wait_until(pilot, lambda: len(app.results.entries) == 2)
+        await pilot.press("f5")
+        await pilot.press("left_square_bracket")
+        assert app.results.current is app.results.entries[0]
+        await pilot.press("g")
+        tabs = app.results.query_one(TabbedContent)
+        assert tabs.active == "tab-chart"
+        await wait_until(pilot, lambda: "bar · x region · y revenue" in plain(app.query_one("#chart-note")))
+        await pilot.press("k")
+        await wait_until(pilot, lambda: "line · x region" in plain(app.query_one("#chart-note")))
+        await pilot.press("right_square_bracket")
+        await wait_until(pilot, lambda: "x order_date · y amount" in plain(app.query_one("#chart-note")))
+        await pilot.press("s")
+        assert tabs.active == "tab-sql"
+
+
+async def test_data_renders_inert(shop_db: Path) -> None:
+    app = make_app(shop_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        evil = "chr(27) || ']52;c;aGk=' || chr(7) || '[bold red]x[/]'"
+        await submit(pilot, f'/sql SELECT {evil} AS "col{{0}}", 1 AS n')
+        await wait_until(pilot, lambda: app.results.table_widget is not None)
+        table = app.results.table_widget
+        value = table.get_cell_at(Coordinate(0, 0))
+        assert "\x1b" not in value and "\\x1b" in value and "[bold red]" in value
+        screen_text = app.export_screenshot()
+        assert "\x1b]52" not in screen_text

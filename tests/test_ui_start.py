@@ -1,0 +1,125 @@
+"""Starting the app: no model configured, layout at any width, keys, help, theme."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import Tree
+
+from astro_tui.config import Settings, config_path, load_settings
+from astro_tui.ui.actions import ACTIONS
+from astro_tui.ui.app import AstroApp
+from astro_tui.ui.panes.catalog import CatalogTree
+from astro_tui.ui.widgets.question import QuestionInput
+from tests.test_ui_support import SIZE, log_text, make_app, ready, shop_db, submit, wait_until
+
+__all__ = ["shop_db"]
+
+
+async def test_starts_without_a_model_and_everything_else_works(shop_db: Path) -> None:
+    app = make_app(shop_db, Settings())
+    async with app.run_test(size=SIZE) as pilot:
+        assert isinstance(app.focused, QuestionInput), "the question box has focus at start"
+        await ready(pilot)
+        assert "No model is configured" in log_text(app)
+        tree = app.query_one(CatalogTree)
+        assert [str(n.label.plain).split()[0] for n in tree.root.children] == ["sales"]
+
+        await submit(pilot, "what was revenue?")
+        assert "No model is configured, so questions cannot be answered" in log_text(app)
+        assert app.conversation.question.text == "what was revenue?", "the question is kept"
+
+        app.conversation.question.clear()
+        await submit(pilot, "/sql SELECT 42 AS answer")
+        await wait_until(pilot, lambda: app.results.current is not None)
+        assert app.results.current.result.rows() == [(42,)]
+
+
+async def test_every_action_is_reachable(shop_db: Path) -> None:
+    app = make_app(shop_db)
+    for action in ACTIONS:
+        assert callable(getattr(app, f"action_{action.name}", None)), action.name
+    keys = [a.keys for a in ACTIONS if a.keys]
+    assert len(keys) == len(set(keys)), "no key is bound twice"
+
+
+async def test_pane_keys_focus_and_zoom(shop_db: Path) -> None:
+    app = make_app(shop_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await pilot.press("f2")
+        assert isinstance(app.focused, Tree)
+        await pilot.press("f3")
+        assert app.focused is not None and app.focused.id == "shell-input"
+        await pilot.press("f5")
+        assert app.focused is not None and app.results in app.focused.ancestors_with_self
+        await pilot.press("f4")
+        assert isinstance(app.focused, QuestionInput)
+        await pilot.press("f10")
+        assert app.screen.maximized is app.conversation
+        await pilot.press("escape")
+        assert app.screen.maximized is None
+
+
+async def test_narrow_terminal_collapses_the_side_panes(shop_db: Path) -> None:
+    app = make_app(shop_db)
+    async with app.run_test(size=(90, 30)) as pilot:
+        await ready(pilot)
+        assert app.screen.has_class("-narrow")
+        assert not app.catalog_pane.display or app.catalog_pane.region.width == 0
+        assert app.results.region.width > 0 and app.conversation.region.width > 0
+        assert app.results.region.y > app.conversation.region.y, "results sit below the conversation"
+        await pilot.press("f2")
+        await pilot.pause()
+        assert app.catalog_pane.region.width > 0 and isinstance(app.focused, Tree)
+        await pilot.press("f4")
+        await pilot.pause()
+        assert app.catalog_pane.region.width == 0 and isinstance(app.focused, QuestionInput)
+
+
+async def test_help_lists_every_action(shop_db: Path) -> None:
+    from astro_tui.ui.screens.help import HelpScreen, help_table
+
+    app = make_app(shop_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await pilot.press("f1")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+    rows = {str(cell) for column in help_table().columns for cell in column._cells}
+    for action in ACTIONS:
+        assert action.description in rows
+
+
+async def test_palette_offers_every_action(shop_db: Path) -> None:
+    from astro_tui.ui.actions import AstroCommands
+
+    app = make_app(shop_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        provider = AstroCommands(app.screen)
+        found = [hit.text async for hit in provider.discover()]
+        assert len(found) == len([a for a in ACTIONS if a.palette])
+        hits = [hit async for hit in provider.search("copy sql")]
+        assert hits and "Copy the verified SQL" in str(hits[0].match_display)
+
+
+async def test_theme_is_remembered(shop_db: Path) -> None:
+    app = make_app(shop_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        app.theme = "nord"
+        await wait_until(pilot, lambda: config_path().exists())
+    assert load_settings().theme == "nord"
+    again = AstroApp([str(shop_db)], load_settings())
+    async with again.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert again.theme == "nord"
+
+
+async def test_a_missing_database_is_reported_not_raised(tmp_path: Path) -> None:
+    app = make_app(tmp_path / "nope.duckdb")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: "nope.duckdb" in log_text(app))
+        assert app.is_running
