@@ -108,6 +108,9 @@ async def bench_million(db: Path) -> tuple[float, float]:
     app = AstroApp([str(db)], settings, live_clocks=False)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
+        # A person runs a query seconds after start, when the background warm-up is done.
+        while any(w.group == "warm" and not w.is_finished for w in app.workers):
+            await asyncio.sleep(0.01)
         painted: list[float] = []
         started = time.perf_counter()
         app.results.add_result(result, ResultOrigin("sql", ""))
@@ -146,22 +149,40 @@ def _reply(pieces: list[str], delay_s: float) -> Any:
     return Reply(tuple(chunks), delay_s=delay_s)
 
 
+def _serve_child(tokens: int, delay_s: float, replies: int) -> None:
+    """The fake model server in its own process, as a real server would be: prints its URL."""
+    from tests.fake_openai import FakeOpenAI
+
+    _, pieces = _answer_text(tokens)
+    with FakeOpenAI() as fake:
+        fake.script(*(_reply(pieces, delay_s) for _ in range(replies)))
+        print(fake.base_url, flush=True)
+        sys.stdin.read()
+
+
 async def bench_stream(db: Path, tokens: int, delay_s: float) -> dict[str, float]:
     from textual.widgets import Markdown
 
     from astro_tui.agent.loop import Agent
     from astro_tui.agent.state import default_state_dir
     from astro_tui.catalog.introspect import load_catalog
+    from astro_tui.config import Settings
     from astro_tui.data.database import Database
     from astro_tui.ui.app import AstroApp
-    from tests.fake_openai import FakeOpenAI
     from tests.test_ui_support import ready, submit
 
-    text, pieces = _answer_text(tokens)
-    with FakeOpenAI() as fake:
-        settings = fake.settings(read_timeout_s=60)
+    text, _ = _answer_text(tokens)
+    server = subprocess.Popen(
+        [sys.executable, __file__, "--serve-child", f"{tokens},{delay_s},2"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        base_url = server.stdout.readline().strip()
+        settings = Settings(model="fake-model", base_url=base_url, read_timeout_s=60, max_retries=0)
         # The stream's own duration: the same agent and server, no screen.
-        fake.script(_reply(pieces, delay_s))
         with Database.open([str(db)], settings) as source:
             agent = Agent(source, load_catalog(source), settings, state_dir=default_state_dir())
             started = time.perf_counter()
@@ -170,7 +191,6 @@ async def bench_stream(db: Path, tokens: int, delay_s: float) -> dict[str, float
             stream_s = time.perf_counter() - started
             await agent.aclose()
 
-        fake.script(_reply(pieces, delay_s))
         app = AstroApp([str(db)], settings, live_clocks=True)
         async with app.run_test(size=SIZE) as pilot:
             await ready(pilot)
@@ -201,6 +221,8 @@ async def bench_stream(db: Path, tokens: int, delay_s: float) -> dict[str, float
             ui_s = painted[0] - started
             stop.set()
             await probing
+    finally:
+        server.communicate("")
     lags.sort()
     return {
         "tokens": tokens,
@@ -222,9 +244,14 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--tokens", type=int, default=4_000)
     parser.add_argument("--startup-child")
+    parser.add_argument("--serve-child")
     args = parser.parse_args()
     if args.startup_child is not None:
         _startup_child(args.startup_child)
+        return
+    if args.serve_child is not None:
+        tokens, delay, replies = args.serve_child.split(",")
+        _serve_child(int(tokens), float(delay), int(replies))
         return
 
     tmp = Path(tempfile.mkdtemp(prefix="astro-bench-"))

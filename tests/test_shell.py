@@ -53,6 +53,10 @@ ORDERS_CARD = [
     "referenced by: sales.order_items(order_id)",
     "sql: sales.orders",
 ]
+COMMAND_NAMES = (
+    "ls", "cd", "pwd", "cat", "head", "tail", "tree", "find", "grep", "wc", "sort", "uniq", "sample",
+    "echo", "xargs", "help",
+)  # fmt: skip
 SALES_FILES = [
     "customers.table",
     "order_items.table",
@@ -361,7 +365,7 @@ def test_echo_and_xargs(sh: Shell) -> None:
 def test_help(sh: Shell) -> None:
     lines = run(sh, "help")
     text = "\n".join(lines)
-    for name in "ls cd pwd cat head tail tree find grep wc sort uniq sample echo xargs help".split():
+    for name in COMMAND_NAMES:
         assert f"  {name} " in text
     assert run(sh, "help grep")[0].startswith("usage: grep")
     assert run(sh, "grep --help")[0].startswith("usage: grep")

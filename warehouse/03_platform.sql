@@ -44,14 +44,11 @@ SELECT * FROM (VALUES
 
 CREATE TEMP TABLE p_tasks AS
 SELECT * FROM (VALUES
-    ('sales_orders_ingest', 1, 'extract_shop_db', 'SQLExecuteQueryOperator', 2, 120),
-    ('sales_orders_ingest', 2, 'extract_marketplace_feeds', 'PythonOperator', 3, 180),
-    ('sales_orders_ingest', 3, 'load_orders', 'SQLExecuteQueryOperator', 2, 90),
-    ('sales_orders_ingest', 4, 'load_order_items', 'SQLExecuteQueryOperator', 2, 110),
-    ('sales_orders_ingest', 5, 'publish_freshness', 'PythonOperator', 1, 10),
-    ('web_sessions_ingest', 1, 'extract_events', 'PythonOperator', 2, 240),
-    ('web_sessions_ingest', 2, 'sessionize', 'SparkSubmitOperator', 2, 420),
-    ('web_sessions_ingest', 3, 'load_sessions', 'SQLExecuteQueryOperator', 2, 60),
+    ('sales_orders_ingest', 1, 'extract_orders', 'PythonOperator', 3, 240),
+    ('sales_orders_ingest', 2, 'load_orders', 'SQLExecuteQueryOperator', 2, 180),
+    ('sales_orders_ingest', 3, 'publish_freshness', 'PythonOperator', 1, 10),
+    ('web_sessions_ingest', 1, 'sessionize_events', 'SparkSubmitOperator', 2, 600),
+    ('web_sessions_ingest', 2, 'load_sessions', 'SQLExecuteQueryOperator', 2, 60),
     ('refunds_ingest', 1, 'extract_refunds', 'PythonOperator', 3, 60),
     ('refunds_ingest', 2, 'load_refunds', 'SQLExecuteQueryOperator', 2, 30),
     ('inventory_snapshot', 1, 'extract_inventory', 'PythonOperator', 2, 300),

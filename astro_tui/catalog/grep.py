@@ -70,8 +70,16 @@ class Matcher:
     literal: str | None
     ignore_case: bool
 
-    def search(self, line: str) -> bool:
-        return self.regex.search(line) is not None
+    def line_test(self) -> Callable[[str], bool]:
+        """Whether a line matches; plain substring tests where the pattern is a plain string."""
+        literal = self.literal
+        if literal is not None and self.ignore_case:
+            needle = literal.lower()
+            return lambda line: needle in line.lower()
+        if literal is not None:
+            return lambda line: literal in line
+        search = self.regex.search
+        return lambda line: search(line) is not None
 
 
 def compile_matcher(patterns: list[str], opts: Options) -> Matcher:
@@ -177,11 +185,8 @@ def _bracket(expr: str) -> str:
     return "[" + ("^" if negate else "") + "".join(out) + "]"
 
 
-@dataclass(slots=True)
-class _Hit:
-    file: File | None
-    line: str
-    number: int
+Hit = tuple[int, str]
+"""(line number, line)."""
 
 
 def grep_command(ctx: ShellContext, words: list[Word], stdin: list[str] | None) -> Output:
@@ -195,14 +200,15 @@ def grep_command(ctx: ShellContext, words: list[Word], stdin: list[str] | None) 
         patterns = [operands.pop(0).text]
     matcher = compile_matcher(patterns, opts)
     max_count = opts.int_value("m", -1, minimum=0) if opts.value("m") is not None else None
+    invert = opts.has("v")
     if not operands and stdin is not None:
-        hits = _grep_lines(matcher, stdin, opts.has("v"), None)
+        hits = grep_lines(matcher, stdin, invert)
         return _format(out, opts, matcher, [(None, hits)], prefix=opts.has("H"), max_count=max_count)
 
-    groups: list[tuple[File | None, list[_Hit]]] = []
+    groups: list[tuple[File | None, list[Hit]]] = []
     recursive_scan = False
-    targets = ctx.operands(operands) if operands else ctx.operands([Word(ctx.cwd)])
     failed = False
+    targets = ctx.operands(operands) if operands else ctx.operands([Word(ctx.cwd)])
     for operand in targets:
         node = operand.node
         if node is None:
@@ -212,10 +218,16 @@ def grep_command(ctx: ShellContext, words: list[Word], stdin: list[str] | None) 
             continue
         if isinstance(node, Dir):
             recursive_scan = True
-            groups.extend(_grep_files(ctx.vfs, matcher, node, opts.has("v")))
+            files = ctx.vfs.files[node.first : node.last]
+            if invert or opts.has("L") or not files:
+                matching = files
+            else:
+                matching = [
+                    ctx.vfs.files[i] for i in candidate_cards(ctx.vfs, matcher, node.first, node.last)
+                ]
+            groups.extend((f, grep_lines(matcher, ctx.vfs.card(f).splitlines(), invert)) for f in matching)
         else:
-            hits = _grep_lines(matcher, ctx.vfs.card(node).splitlines(), opts.has("v"), node)
-            groups.append((node, hits))
+            groups.append((node, grep_lines(matcher, ctx.vfs.card(node).splitlines(), invert)))
     prefix = opts.has("H") or (not opts.has("h") and (recursive_scan or len(targets) > 1))
     result = _format(out, opts, matcher, groups, prefix=prefix, max_count=max_count, sparse=recursive_scan)
     if failed and not (opts.has("q") and result.code == EXIT_OK):
@@ -223,57 +235,29 @@ def grep_command(ctx: ShellContext, words: list[Word], stdin: list[str] | None) 
     return result
 
 
-def _grep_lines(matcher: Matcher, lines: list[str], invert: bool, file: File | None) -> list[_Hit]:
-    search = matcher.regex.search
-    return [_Hit(file, line, n) for n, line in enumerate(lines, 1) if (search(line) is None) == invert]
+def grep_lines(matcher: Matcher, lines: list[str], invert: bool) -> list[Hit]:
+    test = matcher.line_test()
+    return [(n, line) for n, line in enumerate(lines, 1) if test(line) != invert]
 
 
-def _grep_files(
-    vfs: VirtualFS, matcher: Matcher, node: Dir, invert: bool
-) -> Iterator[tuple[File | None, list[_Hit]]]:
-    """Every file below `node` with its hits; with -v each card is walked line by line."""
-    files = vfs.files[node.first : node.last]
-    if invert:
-        for file in files:
-            yield file, _grep_lines(matcher, vfs.card(file).splitlines(), True, file)
-        return
-    text, _ = vfs.corpus()
-    grouped: dict[int, list[_Hit]] = {}
-    for index, start, end, number in scan_corpus(vfs, matcher, node.first, node.last):
-        grouped.setdefault(index, []).append(_Hit(vfs.files[index], text[start:end], number))
-    for file in files:
-        yield file, grouped.get(file.index, [])
+def candidate_cards(vfs: VirtualFS, matcher: Matcher, first: int, last: int) -> Iterator[int]:
+    """Indexes of the cards among first..last that may hold a matching line, in order.
 
-
-def scan_corpus(
-    vfs: VirtualFS, matcher: Matcher, first: int, last: int
-) -> Iterator[tuple[int, int, int, int]]:
-    """(file index, line start, line end, line number) of every matching line of files first..last.
-
-    One regex (or `str.find`) pass over the joined cards; each landing is widened
-    to its line and re-checked on the line alone, since a match such as `a\\s+b`
-    could otherwise span two lines.
+    One regex (or `str.find`) pass over the joined cards, jumping to the next
+    card after each landing, so the cost follows the number of matching cards,
+    not of lines. A landing can be a false positive (a match spanning two lines);
+    the caller checks the card line by line, which also yields line numbers.
     """
-    if first >= last:
-        return
     text, starts = vfs.corpus()
-    lo, hi = starts[first], starts[last]
     find = _finder(vfs, matcher, text)
-    regex = matcher.regex
-    pos = lo
+    pos, hi = starts[first], starts[last]
     while pos < hi:
         at = find(pos, hi)
         if at < 0:
             return
-        line_start = max(text.rfind("\n", lo, at) + 1, lo)
-        line_end = text.find("\n", at, hi)
-        if line_end < 0:
-            line_end = hi
-        if regex.search(text, line_start, line_end) is not None:
-            index = bisect.bisect_right(starts, line_start) - 1
-            number = text.count("\n", starts[index], line_start) + 1
-            yield index, line_start, line_end, number
-        pos = line_end + 1
+        index = bisect.bisect_right(starts, at) - 1
+        yield index
+        pos = starts[index + 1]
 
 
 def _finder(vfs: VirtualFS, matcher: Matcher, text: str) -> Callable[[int, int], int]:
@@ -298,7 +282,7 @@ def _format(
     out: Output,
     opts: Options,
     matcher: Matcher,
-    groups: list[tuple[File | None, list[_Hit]]] | Iterator[tuple[File | None, list[_Hit]]],
+    groups: list[tuple[File | None, list[Hit]]],
     *,
     prefix: bool,
     max_count: int | None,
@@ -329,11 +313,14 @@ def _format(
             lines.append(f"{name}:{len(hits)}" if prefix else str(len(hits)))
         else:
             lead = f"{name}:" if prefix else ""
-            for hit in hits:
-                head = f"{lead}{hit.number}:" if opts.has("n") else lead
-                if opts.has("o") and not opts.has("v"):
-                    lines.extend(head + m.group(0) for m in matcher.regex.finditer(hit.line) if m.group(0))
-                else:
-                    lines.append(head + hit.line)
+            numbered = opts.has("n")
+            if opts.has("o") and not opts.has("v"):
+                for number, line in hits:
+                    head = f"{lead}{number}:" if numbered else lead
+                    lines.extend(head + m.group(0) for m in matcher.regex.finditer(line) if m.group(0))
+            elif numbered:
+                lines.extend(f"{lead}{number}:{line}" for number, line in hits)
+            else:
+                lines.extend(lead + line for _, line in hits)
     out.code = EXIT_OK if matched else EXIT_FAIL
     return out

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from astro_tui.catalog.introspect import distinct_values, sample_values
 from astro_tui.catalog.options import OptionSpec, UsageError, parse_options
-from astro_tui.catalog.runtime import EXIT_FAIL, EXIT_USAGE, Output, ShellContext, read_inputs
+from astro_tui.catalog.runtime import EXIT_USAGE, Output, ShellContext, read_inputs
 from astro_tui.catalog.syntax import Word
 from astro_tui.catalog.vfs import Dir, File, Node, count_text
 
@@ -362,6 +362,3 @@ def _walk(node: Node, max_depth: int, depth: int = 0) -> list[tuple[int, Node]]:
         for child in node.children.values():
             found.extend(_walk(child, max_depth, depth + 1))
     return found
-
-
-__all__ = ["EXIT_FAIL", "cat", "cd", "find", "ls", "pwd", "sample", "tree"]

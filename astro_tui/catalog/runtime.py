@@ -75,13 +75,6 @@ class ShellContext:
         return found
 
 
-def files_below(vfs: VirtualFS, node: Node) -> list[File]:
-    """The node itself if a file, else every file below it in listing order (a contiguous slice)."""
-    if isinstance(node, File):
-        return [node]
-    return vfs.files[node.first : node.last]
-
-
 def read_inputs(
     ctx: ShellContext, command: str, words: list[Word], stdin: list[str] | None, out: Output
 ) -> list[tuple[str | None, list[str]]]:

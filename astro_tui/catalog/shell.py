@@ -112,6 +112,8 @@ class Shell:
             out = Output([f"usage: {info.usage}", f"  {info.summary}"])
         except UsageError as exc:
             out = usage_error(name, str(exc))
+        except Exception as exc:  # a shell reports, it does not crash its caller (pane or model)
+            out = Output([], [f"{name}: {type(exc).__name__}: {exc}"], EXIT_FAIL)
         return _redirect(out, command.redirects)
 
     def _cap(self, lines: list[str]) -> str:

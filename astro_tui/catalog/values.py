@@ -159,12 +159,6 @@ def _priority(table: Table, words: frozenset[str]) -> float:
     return score
 
 
-def find_values(
-    catalog: Catalog, db: Database | None, keywords: list[str], *, time_budget_s: float = 2.0
-) -> list[str]:
-    return ValueScanner(catalog).find(db, keywords, time_budget_s=time_budget_s)
-
-
 def _like_literal(keyword: str) -> str:
     escaped = keyword.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return "'%" + escaped.replace("'", "''") + "%'"

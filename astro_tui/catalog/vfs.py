@@ -9,7 +9,6 @@ order is file order and a directory is a contiguous slice of it.
 
 from __future__ import annotations
 
-import bisect
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -241,11 +240,6 @@ class VirtualFS:
                 lowered = text.lower()
                 self._folded_corpus = lowered if len(lowered) == len(text) else ""
             return self._folded_corpus or None
-
-    def file_at(self, offset: int) -> File:
-        """The file whose card holds corpus position `offset`."""
-        _, starts = self.corpus()
-        return self.files[bisect.bisect_right(starts, offset) - 1]
 
     def node_for_table(self, table: Table) -> File | None:
         node = self.root

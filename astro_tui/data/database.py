@@ -37,6 +37,7 @@ _BASE_CONFIG = {
     "autoload_known_extensions": False,
     "allow_community_extensions": False,
     "python_enable_replacements": False,
+    "enable_progress_bar": False,
 }
 _READERS = {"csv": "read_csv", "json": "read_json_auto", "parquet": "read_parquet"}
 

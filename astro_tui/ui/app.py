@@ -196,9 +196,15 @@ class AstroApp(App[int]):
     @work(thread=True, group="warm", exit_on_error=False)
     def _warm_imports(self) -> None:
         """Import what the first result and chart need while the user is still reading."""
-        import pyarrow.compute  # noqa: F401
+        import pyarrow as pa
         import textual_fastdatatable.data_table  # noqa: F401
         import textual_plotext  # noqa: F401
+        from textual_fastdatatable import ArrowBackend
+
+        # Measuring a text column the first time imports pandas (a second or more).
+        backend = ArrowBackend(pa.table({"text": ["x"], "number": [1]}))
+        backend.render_markup = False
+        _ = backend.column_content_widths
 
     def on_catalog_failed(self, message: CatalogFailed) -> None:
         self.catalog_pane.show_status(f"✗ {message.message}")

