@@ -37,7 +37,6 @@ _BASE_CONFIG = {
     "autoload_known_extensions": False,
     "allow_community_extensions": False,
     "python_enable_replacements": False,
-    "enable_progress_bar": False,
 }
 _READERS = {"csv": "read_csv", "json": "read_json_auto", "parquet": "read_parquet"}
 
@@ -120,6 +119,7 @@ class Database:
             parquet = [str(p) for t in files if t.kind == "parquet" for p in t.paths]
             if parquet:
                 con.execute(f"SET allowed_paths = [{', '.join(_literal(p) for p in parquet)}]")
+            con.execute("SET enable_progress_bar = false")
             con.execute(f"SET memory_limit = {_literal(self.settings.memory_limit)}")
             con.execute(f"SET threads = {int(self.settings.threads)}")
             con.execute("SET enable_external_access = false")
