@@ -77,6 +77,22 @@ async def test_narrow_terminal_collapses_the_side_panes(shop_db: Path) -> None:
         assert app.catalog_pane.region.width == 0 and isinstance(app.focused, QuestionInput)
 
 
+async def test_medium_width_makes_the_catalog_a_drawer(shop_db: Path) -> None:
+    app = make_app(shop_db)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot)
+        assert app.screen.has_class("-medium")
+        assert app.catalog_pane.region.width == 0
+        assert app.results.region.x > app.conversation.region.x, "results beside the conversation"
+        await pilot.press("f6")
+        await pilot.pause()
+        assert app.catalog_pane.region.width > 0 and isinstance(app.focused, Tree)
+        assert app.conversation.region.width > 0, "the conversation stays in view"
+        await pilot.press("f6")
+        await pilot.pause()
+        assert app.catalog_pane.region.width == 0
+
+
 async def test_help_lists_every_action(shop_db: Path) -> None:
     from astro_tui.ui.screens.help import HelpScreen, help_table
 

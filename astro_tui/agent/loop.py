@@ -172,6 +172,8 @@ class Agent:
         self._check_idle()
         header, turns = load_conversation(self.state_dir, conversation_id)
         self._history = History(turns)
+        for turn in turns:
+            self._history.rollback_to_consistent(turn)
         self._used_ids = {
             call["id"]
             for turn in turns

@@ -58,6 +58,7 @@ _POSIX_CLASSES = {
     "xdigit": "0-9A-Fa-f",
     "word": r"\w",
 }
+_DENSE_CARD = 4
 _BRE_META = set("\\.[]*^$")
 _ERE_META = _BRE_META | set("+?(){}|")
 
@@ -219,13 +220,10 @@ def grep_command(ctx: ShellContext, words: list[Word], stdin: list[str] | None) 
         if isinstance(node, Dir):
             recursive_scan = True
             files = ctx.vfs.files[node.first : node.last]
-            if invert or opts.has("L") or not files:
-                matching = files
-            else:
-                matching = [
-                    ctx.vfs.files[i] for i in candidate_cards(ctx.vfs, matcher, node.first, node.last)
-                ]
-            groups.extend((f, grep_lines(matcher, ctx.vfs.card(f).splitlines(), invert)) for f in matching)
+            if invert or opts.has("L"):
+                groups.extend((f, grep_lines(matcher, ctx.vfs.card(f).splitlines(), invert)) for f in files)
+            elif files:
+                groups.extend(scan_cards(ctx.vfs, matcher, node.first, node.last))
         else:
             groups.append((node, grep_lines(matcher, ctx.vfs.card(node).splitlines(), invert)))
     prefix = opts.has("H") or (not opts.has("h") and (recursive_scan or len(targets) > 1))
@@ -240,24 +238,56 @@ def grep_lines(matcher: Matcher, lines: list[str], invert: bool) -> list[Hit]:
     return [(n, line) for n, line in enumerate(lines, 1) if test(line) != invert]
 
 
-def candidate_cards(vfs: VirtualFS, matcher: Matcher, first: int, last: int) -> Iterator[int]:
-    """Indexes of the cards among first..last that may hold a matching line, in order.
+def scan_cards(vfs: VirtualFS, matcher: Matcher, first: int, last: int) -> Iterator[tuple[File, list[Hit]]]:
+    """The cards among first..last with matching lines, and those lines, in order.
 
-    One regex (or `str.find`) pass over the joined cards, jumping to the next
-    card after each landing, so the cost follows the number of matching cards,
-    not of lines. A landing can be a false positive (a match spanning two lines);
-    the caller checks the card line by line, which also yields line numbers.
+    One regex (or `str.find`) pass over the joined cards: the cost follows the
+    number of matches, not of lines. A landing is widened to its line and, for a
+    regex, checked on the line alone (`a\\s+b` could span two lines). A card with
+    many matches is finished line by line, which is cheaper than landing on each.
     """
     text, starts = vfs.corpus()
     find = _finder(vfs, matcher, text)
+    verify = None if matcher.literal is not None else matcher.line_test()
+    test = matcher.line_test()
     pos, hi = starts[first], starts[last]
     while pos < hi:
         at = find(pos, hi)
         if at < 0:
             return
         index = bisect.bisect_right(starts, at) - 1
-        yield index
+        hits = _card_hits(text, starts[index], starts[index + 1], at, find, verify, test)
+        if hits:
+            yield vfs.files[index], hits
         pos = starts[index + 1]
+
+
+def _card_hits(
+    text: str,
+    lo: int,
+    hi: int,
+    at: int,
+    find: Callable[[int, int], int],
+    verify: Callable[[str], bool] | None,
+    test: Callable[[str], bool],
+) -> list[Hit]:
+    hits: list[Hit] = []
+    number, counted = 1, lo
+    while at >= 0:
+        line_start = text.rfind("\n", lo, at) + 1 or lo
+        number += text.count("\n", counted, line_start)
+        counted = line_start
+        if len(hits) >= _DENSE_CARD:
+            rest = text[line_start:hi].splitlines()
+            hits.extend((number + i, line) for i, line in enumerate(rest) if test(line))
+            return hits
+        line_end = text.find("\n", at, hi)
+        line_end = hi if line_end < 0 else line_end
+        line = text[line_start:line_end]
+        if verify is None or verify(line):
+            hits.append((number, line))
+        at = find(line_end + 1, hi) if line_end + 1 < hi else -1
+    return hits
 
 
 def _finder(vfs: VirtualFS, matcher: Matcher, text: str) -> Callable[[int, int], int]:

@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from astro_tui.data.database import CancelToken, Database
 
 NARROW = 100
-MEDIUM = 130
+MEDIUM = 140
 PREVIEW_ROWS = 100
 
 
@@ -72,7 +72,7 @@ class AstroApp(App[int]):
         self._agent_error: str | None = None
         self._pending_question: str | None = None
         self._sql_token: CancelToken | None = None
-        self._narrow = False
+        self._layout = ""
         self._persisted_theme = settings.theme
 
     # ------------------------------------------------------------------ layout
@@ -113,13 +113,19 @@ class AstroApp(App[int]):
         self._apply_width(event.size.width)
 
     def _apply_width(self, width: int) -> None:
-        narrow = width < NARROW
+        """Three columns when wide; below MEDIUM the catalog becomes a drawer (F6), below
+        NARROW the results move under the conversation."""
+        layout = "narrow" if width < NARROW else "medium" if width < MEDIUM else "wide"
         screen = self.screen
-        if narrow != self._narrow:
-            self._narrow = narrow
+        if layout != self._layout:
+            self._layout = layout
             screen.remove_class("-catalog-open", "-no-catalog", "-no-results")
-        screen.set_class(narrow, "-narrow")
-        screen.set_class(not narrow and width < MEDIUM, "-medium")
+        screen.set_class(layout == "narrow", "-narrow")
+        screen.set_class(layout == "medium", "-medium")
+
+    @property
+    def _catalog_is_drawer(self) -> bool:
+        return self._layout != "wide"
 
     def _topbar_text(self, db_text: str) -> Text:
         text = Text("astro", style="bold")
@@ -367,7 +373,7 @@ class AstroApp(App[int]):
         if origin.kind == "sql":
             status = result_status(self.conversation, message.result)
             self.conversation.add_note(f"→ {entry.name}: {status} (results pane)", "sql-done")
-        if self._narrow and self.screen.has_class("-no-results"):
+        if self._layout == "narrow" and self.screen.has_class("-no-results"):
             self.screen.remove_class("-no-results")
 
     def on_query_failed(self, message: QueryFailed) -> None:
@@ -450,7 +456,7 @@ class AstroApp(App[int]):
     def _show_catalog(self) -> None:
         screen = self.screen
         screen.remove_class("-no-catalog")
-        if self._narrow:
+        if self._catalog_is_drawer:
             screen.add_class("-catalog-open")
 
     def action_focus_catalog(self) -> None:
@@ -462,16 +468,19 @@ class AstroApp(App[int]):
         self.query_one(ShellInput).focus()
 
     def action_focus_question(self) -> None:
-        self.screen.remove_class("-catalog-open")
+        if self._layout == "narrow":
+            self.screen.remove_class("-catalog-open")
         self.conversation.question.focus()
 
     def action_focus_results(self) -> None:
-        self.screen.remove_class("-no-results", "-catalog-open")
+        self.screen.remove_class("-no-results")
+        if self._layout == "narrow":
+            self.screen.remove_class("-catalog-open")
         self.results.focus_table()
 
     def action_toggle_catalog(self) -> None:
         screen = self.screen
-        if self._narrow:
+        if self._catalog_is_drawer:
             screen.toggle_class("-catalog-open")
             if screen.has_class("-catalog-open"):
                 self.query_one(CatalogTree).focus()
