@@ -196,3 +196,29 @@ async def test_model_text_renders_inert(shop_db: Path, fake_openai: FakeOpenAI) 
         await wait_until(pilot, lambda: not app.conversation.running)
         source = app.conversation.log_view.query(Markdown).last().source
         assert "\x1b" not in source and "\\x1b]52" in source and "[bold]not markup[/bold]" in source
+
+
+async def test_auto_scroll_stops_when_scrolled_up_and_resumes_at_the_bottom(
+    shop_db: Path, fake_openai: FakeOpenAI
+) -> None:
+    text = "".join(f"Paragraph {i} about orders and regions.\n\n" for i in range(120))
+    fake_openai.script(text_reply(text, chunk_size=20, delay_s=0.01))
+    app = make_app(shop_db, fake_openai.settings())
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        log = app.conversation.log_view
+        await submit(pilot, "a long answer please")
+        await wait_until(pilot, lambda: log.max_scroll_y > 20)
+        await pilot.pause(0.2)
+        assert log.scroll_y == log.max_scroll_y, "follows the stream at first"
+
+        log.scroll_home(animate=False)
+        await pilot.pause(0.3)
+        grown_from = log.max_scroll_y
+        await wait_until(pilot, lambda: log.max_scroll_y > grown_from + 5)
+        assert log.scroll_y == 0, "stays where the reader scrolled to"
+
+        log.scroll_end(animate=False)
+        await wait_until(pilot, lambda: not app.conversation.running, timeout=30)
+        await pilot.pause(0.3)
+        assert log.scroll_y == log.max_scroll_y, "follows again once back at the bottom"

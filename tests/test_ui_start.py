@@ -35,6 +35,39 @@ async def test_starts_without_a_model_and_everything_else_works(shop_db: Path) -
         assert app.results.current.result.rows() == [(42,)]
 
 
+async def test_question_history_and_new_lines(shop_db: Path) -> None:
+    app = make_app(shop_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        question = app.conversation.question
+        for text in ("/sql SELECT 1", "/sql SELECT 2"):
+            await submit(pilot, text)
+        question.insert("draft")
+        await pilot.press("up")
+        assert question.text == "/sql SELECT 2"
+        await pilot.press("up")
+        assert question.text == "/sql SELECT 1"
+        await pilot.press("down", "down")
+        assert question.text == "draft", "the draft comes back past the newest entry"
+        await pilot.press("ctrl+j")
+        question.insert("second line")
+        assert question.text == "draft\nsecond line"
+        await pilot.press("up")
+        assert question.text == "draft\nsecond line", "up moves within a multi-line question first"
+
+
+async def test_escape_cancels_a_running_sql(shop_db: Path) -> None:
+    app = make_app(shop_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await submit(pilot, "/sql SELECT count(*) FROM range(1000000) a, range(1000000) b")
+        await wait_until(pilot, lambda: app._sql_token is not None)
+        await pilot.pause(0.3)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: "cancelled" in log_text(app))
+        assert app.results.current is None and app._sql_token is None
+
+
 async def test_every_action_is_reachable(shop_db: Path) -> None:
     app = make_app(shop_db)
     for action in ACTIONS:

@@ -30,6 +30,7 @@ _COLUMNS_PER_QUERY = 320
 _TABLES_PER_QUERY = 32
 _MAX_KEYWORDS = 8
 _SHOWN_PER_KEYWORD = 5
+_LIKELY = 2.0
 _FUZZY_DISTINCT = 2_000
 _FUZZY_COLUMNS = 40
 _TEXT_TYPES = ("VARCHAR", "TEXT", "STRING", "CHAR", "BPCHAR", "ENUM")
@@ -66,6 +67,7 @@ class _Scan:
     scanned_tables: int = 0
     total_columns: int = 0
     stopped: bool = False
+    settled: bool = False
     errors: int = 0
 
 
@@ -123,6 +125,9 @@ class ValueScanner:
             remaining = deadline - time.monotonic()
             if remaining <= 0.05:
                 scan.stopped = True
+                break
+            if batch[0][0].priority < _LIKELY and all(any(f.exact for f in scan.found[k]) for k in keywords):
+                scan.settled = True
                 break
             _scan_batch(db, batch, keywords, scan, remaining)
             if scan.stopped:
@@ -254,6 +259,11 @@ def _report(
             f"{scan.total_columns:,} text columns ({scan.scanned_tables:,} tables, likeliest first); "
             "to look further, query a table directly with ILIKE"
         )
+    elif scan.settled:
+        lines.append(
+            f"  scanned the {scan.scanned_columns:,} likeliest text columns ({scan.scanned_tables:,} tables) "
+            f"of {scan.total_columns:,} and stopped: every keyword was found exactly"
+        )
     else:
         lines.append(
             f"  scanned {scan.scanned_columns:,} text columns in {scan.scanned_tables:,} tables "
@@ -270,7 +280,7 @@ def _close_values(
     """For keywords with no match, near spellings among the values of likely category columns."""
     from astro_tui.data.errors import DataError
 
-    candidates = [c for cands in plan for c in cands if c.priority >= 2 and c.table.kind == "table"]
+    candidates = [c for cands in plan for c in cands if c.priority >= _LIKELY and c.table.kind == "table"]
     best: dict[str, tuple[float, str, str]] = {}
     for candidate in candidates[:_FUZZY_COLUMNS]:
         remaining = deadline - time.monotonic()
@@ -286,7 +296,7 @@ def _close_values(
         except DataError:
             continue
         for keyword in missing:
-            match = process.extractOne(keyword, values, scorer=fuzz.WRatio, processor=str.lower)
+            match = process.extractOne(keyword, values, scorer=fuzz.ratio, processor=str.lower)
             if match and match[1] >= 85 and match[1] > best.get(keyword, (0.0, "", ""))[0]:
                 where = f"{display_name(candidate.table)}.{candidate.column.name}"
                 best[keyword] = (match[1], match[0], where)

@@ -30,6 +30,7 @@ from astro_tui.data.errors import (
 )
 from astro_tui.data.results import QueryResult
 from astro_tui.data.targets import Target, resolve_targets
+from astro_tui.data.watchdog import WATCHDOG
 
 _BATCH = 65_536
 _BASE_CONFIG = {
@@ -218,14 +219,11 @@ class Database:
             timed_out.set()
             cursor.interrupt()
 
-        timer = threading.Timer(timeout, on_timeout) if timeout else None
         if cancel is not None:
             cancel._attach(cursor)
         started = time.perf_counter()
+        timer = WATCHDOG.schedule(timeout, on_timeout) if timeout else None
         try:
-            if timer is not None:
-                timer.daemon = True
-                timer.start()
             table, truncated = _fetch(cursor, statement, cap)
         except duckdb.Error as exc:
             if timed_out.is_set():

@@ -7,6 +7,7 @@ scans are refused with a reason before anything runs.
 
 from __future__ import annotations
 
+import atexit
 import json
 import re
 import threading
@@ -67,16 +68,28 @@ _KIND_NAMES = {
     "MULTI": "multi-part statement (PIVOT that creates types)",
 }
 
-_local = threading.local()
+_ast_lock = threading.Lock()
+_ast_con: duckdb.DuckDBPyConnection | None = None
 
 
-def _ast_connection() -> duckdb.DuckDBPyConnection:
-    """A private, empty connection per thread, used only to serialise ASTs."""
-    con = getattr(_local, "con", None)
-    if con is None:
-        con = duckdb.connect(":memory:", config={"enable_external_access": False})
-        _local.con = con
-    return con
+def _serialize(text: str) -> str:
+    """DuckDB's AST as JSON, from a private empty connection that holds no data."""
+    global _ast_con
+    with _ast_lock:
+        if _ast_con is None:
+            _ast_con = duckdb.connect(":memory:", config={"enable_external_access": False})
+            atexit.register(_close_ast_connection)
+        row = _ast_con.execute("SELECT json_serialize_sql(?)", [text]).fetchone()
+    return str(row[0]) if row else "{}"
+
+
+def _close_ast_connection() -> None:
+    """Closed before interpreter teardown, so the binding reports no leaked objects."""
+    global _ast_con
+    with _ast_lock:
+        if _ast_con is not None:
+            _ast_con.close()
+            _ast_con = None
 
 
 def check(sql: str) -> str:
@@ -107,8 +120,7 @@ def check(sql: str) -> str:
 
 
 def _check_ast(text: str) -> None:
-    raw = _ast_connection().execute("SELECT json_serialize_sql(?)", [text]).fetchone()
-    tree = json.loads(raw[0]) if raw else {}
+    tree = json.loads(_serialize(text))
     if tree.get("error"):
         message = str(tree.get("error_message", "cannot be parsed"))
         if "Only SELECT" in message:

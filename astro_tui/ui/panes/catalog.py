@@ -150,7 +150,7 @@ class CatalogPane(Vertical):
     def set_catalog(self, catalog: Catalog, db: Database, label: str) -> None:
         self._db = db
         tables = sum(len(s.tables) for s in catalog.schemas)
-        self.border_title = f"Catalog · {inert(label, keep_newlines=False)}"
+        self.border_title = Text(f"Catalog · {inert(label, keep_newlines=False)}")
         self.border_subtitle = f"{len(catalog.schemas)} schemas · {tables:,} tables"
         self.show_status("" if tables else "no tables in this database")
         self.query_one(CatalogTree).load(catalog)

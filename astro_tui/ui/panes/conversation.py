@@ -93,7 +93,6 @@ class ConversationPane(Vertical):
         yield QuestionInput(id="question")
 
     def on_mount(self) -> None:
-        self.log_view.anchor()
         self.query_one("#turn-status").display = False
         if clocks_live(self):
             self.set_interval(0.1, self._tick)
@@ -113,7 +112,10 @@ class ConversationPane(Vertical):
     # ------------------------------------------------------------------ blocks
 
     def _mount(self, widget: Widget) -> Widget:
-        self.log_view.mount(widget)
+        log = self.log_view
+        log.mount(widget)
+        if not log.is_anchored:
+            log.anchor()
         return widget
 
     def add_user(self, question: str) -> None:
@@ -140,7 +142,8 @@ class ConversationPane(Vertical):
         self._mount(Static(inert_text(f"✗ {message}"), classes="error-block"))
 
     def show_howto(self, text: str) -> None:
-        self._mount(Static(inert_text(text), classes="howto"))
+        """Shown from the top (not anchored to the bottom like the rest of the log)."""
+        self.log_view.mount(Static(inert_text(text), classes="howto"))
 
     def clear_log(self) -> None:
         self.log_view.remove_children()
@@ -347,6 +350,8 @@ class ConversationPane(Vertical):
             self._md = Markdown(open_links=False, classes="model-text")
             self._streamed_chars = 0
             await self.log_view.mount(self._md)
+            if not self.log_view.is_anchored:
+                self.log_view.anchor()
             self._stream = Markdown.get_stream(self._md)
             self._set_status("writing")
         self._streamed_chars += len(text)

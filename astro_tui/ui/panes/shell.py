@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from astro_tui.data.database import Database
 
 _OUTPUT_CHARS = 20_000
+_SCROLLBACK = 500
 
 
 class ShellInput(Input):
@@ -96,6 +97,8 @@ class ShellPane(Vertical):
         super().__init__(id="shell-pane")
         self._shell: Any = None
         self._lock = threading.Lock()
+        self._scrollback: list[Text] = []
+        self._wrapped_at = 0
         self.border_title = "Shell"
 
     def compose(self) -> ComposeResult:
@@ -104,6 +107,21 @@ class ShellPane(Vertical):
             yield Static("$", id="shell-prompt")
             yield ShellInput()
 
+    def _write(self, text: Text) -> None:
+        """Keep what was written, so the scrollback can re-wrap when the pane is resized or zoomed."""
+        self._scrollback.append(text)
+        del self._scrollback[:-_SCROLLBACK]
+        self.query_one(RichLog).write(text)
+
+    def on_resize(self) -> None:
+        width = self.size.width
+        if width != self._wrapped_at and self._scrollback:
+            self._wrapped_at = width
+            log = self.query_one(RichLog)
+            log.clear()
+            for text in self._scrollback:
+                log.write(text)
+
     @property
     def shell(self) -> Any:
         return self._shell
@@ -111,12 +129,11 @@ class ShellPane(Vertical):
     def set_catalog(self, catalog: Catalog, db: Database) -> None:
         from astro_tui.catalog.shell import Shell
 
-        log = self.query_one(RichLog)
         self._shell = Shell(catalog, db)
         complete = getattr(self._shell, "complete", None)
         self.query_one(ShellInput).completer = complete
         self._update_prompt(str(getattr(self._shell, "cwd", "/")))
-        log.write(Text("metadata shell: ls, cd, cat, head, tree, find, grep, wc (pipes work)", style="dim"))
+        self._write(Text("metadata shell: ls, cd, cat, head, tree, find, grep, wc (pipes work)", style="dim"))
 
     def _update_prompt(self, cwd: str) -> None:
         self.query_one("#shell-prompt", Static).update(inert_text(f"{inert(cwd, keep_newlines=False)} $"))
@@ -134,11 +151,10 @@ class ShellPane(Vertical):
         if not command:
             return
         field.recall.add(command)
-        log = self.query_one(RichLog)
         if self._shell is None:
-            log.write(Text("the catalog is still loading…", style="italic"))
+            self._write(Text("the catalog is still loading…", style="italic"))
             return
-        log.write(inert_text(f"$ {command}", "bold"))
+        self._write(inert_text(f"$ {command}", "bold"))
         self._run(command)
 
     @work(thread=True, group="shell")
@@ -154,11 +170,10 @@ class ShellPane(Vertical):
 
     def on_shell_output(self, message: ShellOutput) -> None:
         message.stop()
-        log = self.query_one(RichLog)
         text = message.output
         if len(text) > _OUTPUT_CHARS:
             text = text[:_OUTPUT_CHARS] + "\n… (output cut in the pane)"
         if text:
-            log.write(inert_text(text.rstrip("\n"), "" if message.exit_code == 0 else "italic"))
+            self._write(inert_text(text.rstrip("\n"), "" if message.exit_code == 0 else "italic"))
         if message.cwd:
             self._update_prompt(message.cwd)
