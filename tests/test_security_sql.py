@@ -1,7 +1,17 @@
 """The hostile SQL corpus: every statement refused with a reason, nothing on disk changed.
 
-Sent through `astro sql` here; `test_security_agent.py` sends the same corpus through
-the model's `run_sql` tool.
+`tests/data/hostile_sql.json` holds the statements, each with a `kind`; `{watch}` and
+`{db}` stand for a watched directory and the DuckDB file inside it. This module proves
+the two locks separately and together:
+
+- the parser half (`guard.check`) refuses every statement on its own;
+- the engine half alone (the parser deliberately bypassed) lets through exactly the
+  statements marked `"engine": "permits"` (temporary objects, transactions,
+  CHECKPOINT on a read-only file, ...) and even those change no byte on disk;
+- `astro sql`, the route a person uses, refuses all of them with one line.
+
+`test_security_agent.py` sends the same corpus through the model's `run_sql` tool; the
+helpers here are shared with it (and with SECURITY.md's figures).
 """
 
 from __future__ import annotations
@@ -15,23 +25,41 @@ import pytest
 from click.testing import CliRunner
 
 from astro_tui.cli import main
+from astro_tui.config import Settings
+from astro_tui.data import guard
+from astro_tui.data.database import Database
+from astro_tui.data.errors import DataError, GuardError
 
 CORPUS_PATH = Path(__file__).parent / "data" / "hostile_sql.json"
-CORPUS: list[dict[str, str]] = json.loads(CORPUS_PATH.read_text())
+CORPUS: list[dict[str, str]] = json.loads(CORPUS_PATH.read_text(encoding="utf-8"))
+ENGINE_PERMITS: list[str] = [item["sql"] for item in CORPUS if item.get("engine") == "permits"]
+REQUIRED_KINDS = {
+    "write",
+    "ddl",
+    "copy",
+    "attach",
+    "extension",
+    "config",
+    "export",
+    "maintenance",
+    "transaction",
+    "file",
+    "network",
+    "env",
+    "multi",
+    "comment",
+    "unicode",
+    "cte",
+    "explain",
+    "meta",
+}
+# A refusal names its reason: the guard's own words, or the engine's error class.
+REASON_PREFIXES = ("refused: ", "syntax error: ")
 
 
-def snapshot(root: Path) -> dict[str, str]:
-    """Every file under a watched directory with its digest."""
-    return {
-        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(root.rglob("*"))
-        if p.is_file()
-    }
-
-
-@pytest.fixture(scope="module")
-def watched(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    root = tmp_path_factory.mktemp("watched")
+def build_watched(root: Path) -> Path:
+    """A small DuckDB file (schema, table, view, sequence) and a CSV beside it, in `root`."""
+    root.mkdir(parents=True, exist_ok=True)
     db = root / "shop.duckdb"
     con = duckdb.connect(str(db))
     con.execute(
@@ -40,23 +68,73 @@ def watched(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
         CREATE TABLE sales.orders(id INTEGER PRIMARY KEY, region VARCHAR, amount DECIMAL(10,2));
         INSERT INTO sales.orders SELECT i, 'north', i FROM range(1, 101) t(i);
         CREATE VIEW sales.big AS SELECT * FROM sales.orders WHERE amount > 50;
+        CREATE SEQUENCE sales.seq;
         """
     )
     con.execute("CHECKPOINT")
     con.close()
     (root / "data.csv").write_text("a\n1\n")
-    return root, db
+    return db
+
+
+def snapshot(root: Path) -> dict[str, str]:
+    """Every file under a watched directory with its digest: a new or changed file shows up."""
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def render(sql: str, root: Path, db: Path) -> str:
     return sql.replace("{watch}", str(root)).replace("{db}", str(db))
 
 
+@pytest.fixture(scope="module")
+def watched(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("watched")
+    return root, build_watched(root)
+
+
 def test_corpus_is_large_and_covers_every_kind() -> None:
     kinds = {item["kind"] for item in CORPUS}
     assert len(CORPUS) >= 60
-    assert {"write", "ddl", "copy", "attach", "extension", "config", "export", "maintenance"} <= kinds
-    assert {"transaction", "file", "network", "env", "multi", "comment", "unicode", "cte"} <= kinds
+    assert kinds >= REQUIRED_KINDS, REQUIRED_KINDS - kinds
+    assert len({item["sql"] for item in CORPUS}) == len(CORPUS), "duplicate statements"
+    assert any("{watch}" in item["sql"] for item in CORPUS) and any("{db}" in item["sql"] for item in CORPUS)
+
+
+def test_the_parser_alone_refuses_every_statement(watched: tuple[Path, Path]) -> None:
+    root, db = watched
+    passed = []
+    for item in CORPUS:
+        sql = render(item["sql"], root, db)
+        try:
+            guard.check(sql)
+        except GuardError as exc:
+            assert str(exc).startswith(REASON_PREFIXES) and "\n" not in str(exc), str(exc)
+        else:
+            passed.append(sql)
+    assert passed == []
+
+
+def test_the_engine_lock_alone_holds_with_the_parser_bypassed(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Defense in depth: what the engine permits without the parser is known and harmless."""
+    root = tmp_path_factory.mktemp("engine-only")
+    db_path = build_watched(root)
+    before = snapshot(root)
+    permitted = []
+    with Database.open([str(db_path)], Settings()) as db:
+        for item in CORPUS:
+            sql = render(item["sql"], root, db_path)
+            try:
+                db._run(sql, cap=10, timeout=5, cancel=None)  # the guard deliberately skipped
+            except DataError:
+                continue
+            permitted.append(item["sql"])
+        assert db.execute("SELECT count(*), sum(amount) FROM sales.orders").rows() == [(100, 5050)]
+    assert permitted == ENGINE_PERMITS
+    assert snapshot(root) == before
 
 
 def test_every_hostile_statement_is_refused_by_astro_sql(watched: tuple[Path, Path]) -> None:
@@ -68,7 +146,8 @@ def test_every_hostile_statement_is_refused_by_astro_sql(watched: tuple[Path, Pa
         sql = render(item["sql"], root, db)
         result = runner.invoke(main, ["sql", sql, str(db)])
         lines = result.stderr.strip().splitlines()
-        if result.exit_code == 0 or len(lines) != 1 or not lines[0].startswith("astro: "):
-            accepted.append((sql, result.exit_code, result.stderr))
+        reason = lines[0].removeprefix("astro: ") if len(lines) == 1 else ""
+        if result.exit_code != 1 or result.stdout or not reason.startswith(REASON_PREFIXES):
+            accepted.append((sql, result.exit_code, result.stdout, result.stderr))
     assert accepted == []
     assert snapshot(root) == before

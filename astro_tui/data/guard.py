@@ -36,7 +36,32 @@ _REFUSED_FUNCTIONS = {
     "which_secret",
 }
 _REFUSED_PREFIXES = ("read_", "parquet_", "sniff_", "iceberg_", "delta_", "st_read", "write_")
-_TRIGGERS = (*_REFUSED_FUNCTIONS, *_REFUSED_PREFIXES, "insert", "update", "delete", "merge")
+# Callable from a SELECT, yet they write (sequences, checkpoints, the log), or run or resolve
+# SQL and names the parser never saw (`query_table('x.csv')` is a file scan).
+_STATEFUL_FUNCTIONS = {
+    "checkpoint",
+    "force_checkpoint",
+    "nextval",
+    "setval",
+    "truncate_duckdb_logs",
+    "enable_logging",
+    "disable_logging",
+    "json_execute_serialized_sql",
+    "query_table",
+}
+# `FROM data.csv` (unquoted) is a replacement scan of the file data.csv, not schema "data".
+_FILE_SUFFIXES = (".csv", ".tsv", ".parquet", ".json", ".jsonl", ".ndjson", ".txt", ".gz", ".zst", ".xlsx")
+_TRIGGERS = (
+    *_REFUSED_FUNCTIONS,
+    *_STATEFUL_FUNCTIONS,
+    *_REFUSED_PREFIXES,
+    *_FILE_SUFFIXES,
+    ".db",
+    "insert",
+    "update",
+    "delete",
+    "merge",
+)
 _MODIFYING_NODES = re.compile(r"(INSERT|UPDATE|DELETE|MERGE)")
 _PATH_LIKE = re.compile(r"[/\\]|://|\.(csv|tsv|parquet|json|jsonl|ndjson|txt|gz|zst|xlsx|db|duckdb)$", re.I)
 _EXPLAIN = re.compile(r"^\s*explain\s+(analyze\s+)?", re.I)
@@ -149,9 +174,12 @@ def _check_ast(text: str) -> None:
         name = node.get("function_name")
         if isinstance(name, str) and _refused_function(name):
             raise GuardError(f"refused: {name}() reads files, the network or the environment")
+        if isinstance(name, str) and name.lower() in _STATEFUL_FUNCTIONS:
+            raise GuardError(f"refused: {name}() changes state or runs SQL unseen, not a read-only query")
         if node_type == "BASE_TABLE":
-            table = node.get("table_name", "")
-            if isinstance(table, str) and _PATH_LIKE.search(table):
+            parts = [node.get(k) for k in ("catalog_name", "schema_name", "table_name")]
+            table = ".".join(p for p in parts if isinstance(p, str) and p)
+            if _PATH_LIKE.search(table):
                 raise GuardError(f"refused: '{table}' is a file or URL, not a table of the database")
 
 

@@ -13,14 +13,17 @@ from typing import Any
 
 from astro_tui.data.results import QueryResult
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# C0/C1 controls (not newline or tab), and the bidi overrides that make a printed line read
+# differently from its bytes (the same set as `agent.sanitize`).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def inert(text: str, *, keep_newlines: bool = True) -> str:
     """Make control characters visible (`\\x1b` → `\\x1b` literally) so a terminal executes none."""
 
     def show(match: re.Match[str]) -> str:
-        return f"\\x{ord(match.group()):02x}"
+        code = ord(match.group())
+        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
     cleaned = _CONTROL.sub(show, text)
     return cleaned if keep_newlines else cleaned.replace("\n", "\\n")

@@ -162,7 +162,7 @@ WIDGET_KEYS: tuple[tuple[str, str, str], ...] = (
     ("Conversation", "enter", "Send the question (or run a /command)"),
     ("Conversation", "ctrl+j / shift+enter", "New line in the question"),
     ("Conversation", "up / down", "Previous / next question (at the first / last line)"),
-    ("Conversation", "shift+tab, enter", "Step back to a tool call or answer's SQL; enter opens or closes it"),
+    ("Conversation", "shift+tab, enter", "Step back to tool calls and SQL; enter opens or closes one"),
     ("Catalog", "enter / space", "Open a schema or table; show the table's card"),
     ("Shell", "enter", "Run the command"),
     ("Shell", "up / down", "Previous / next command"),

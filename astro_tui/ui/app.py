@@ -127,6 +127,10 @@ class AstroApp(App[int]):
     def _catalog_is_drawer(self) -> bool:
         return self._layout != "wide"
 
+    def _set_topbar(self, db_text: str) -> None:
+        # One fixed line: no need to lay the screen out again.
+        self.query_one("#topbar", Static).update(self._topbar_text(db_text), layout=False)
+
     def _topbar_text(self, db_text: str) -> Text:
         text = Text("astro", style="bold")
         text.append("  ·  ")
@@ -165,12 +169,12 @@ class AstroApp(App[int]):
     def on_build_progress(self, message: BuildProgress) -> None:
         text = one_line(message.text) or "Building the sample warehouse…"
         self.catalog_pane.show_status(text)
-        self.query_one("#topbar", Static).update(self._topbar_text(text))
+        self._set_topbar(text)
 
     def on_database_opened(self, message: DatabaseOpened) -> None:
         self.db = message.db
         self.catalog_pane.show_status("Loading the catalog…")
-        self.query_one("#topbar", Static).update(self._topbar_text(message.db.label))
+        self._set_topbar(message.db.label)
         self._load_catalog(message.db)
 
     def on_database_failed(self, message: DatabaseFailed) -> None:
@@ -194,7 +198,7 @@ class AstroApp(App[int]):
         self.catalog = message.catalog
         self.catalog_pane.set_catalog(message.catalog, self.db, self.db.label)
         tables = len(message.catalog.tables)
-        self.query_one("#topbar", Static).update(self._topbar_text(f"{self.db.label} · {tables:,} tables"))
+        self._set_topbar(f"{self.db.label} · {tables:,} tables")
         if self.settings.model_configured:
             self._build_agent(self.db, message.catalog)
         self._warm_imports()

@@ -34,8 +34,10 @@ if TYPE_CHECKING:
     from astro_tui.agent.loop import Agent
 
 # Model text reaches the screen in batches: every Markdown append re-lays out the
-# screen, so appending per token would fall behind a fast server.
+# screen, so appending per token would fall behind a fast server. The pause between
+# batches stretches when appends get slow (long answers), keeping the loop free for keys.
 FLUSH_S = 0.08
+FLUSH_MAX_S = 0.5
 
 
 class ReasoningBlock(Collapsible):
@@ -86,6 +88,8 @@ class ConversationPane(Vertical):
         self._answers = 0
         self._pending: list[str] = []
         self._flush_timer: Timer | None = None
+        self._flush_interval = FLUSH_S
+        self._flush_due = 0.0
 
     def compose(self) -> ComposeResult:
         yield VerticalScroll(id="conversation-log")
@@ -193,6 +197,7 @@ class ConversationPane(Vertical):
         self._stream = None
         self._reasoning = None
         self._tools = {}
+        self._flush_interval = FLUSH_S
         if echo:
             self.add_user(question)
         self.log_view.anchor()
@@ -357,10 +362,14 @@ class ConversationPane(Vertical):
         self._streamed_chars += len(text)
         self._pending.append(inert(text))
         if self._flush_timer is None:
-            self._flush_timer = self.set_timer(FLUSH_S, self._flush_text)
+            self._flush_due = time.monotonic() + self._flush_interval
+            self._flush_timer = self.set_timer(self._flush_interval, self._flush_text)
 
     async def _flush_text(self) -> None:
         self._flush_timer = None
+        # How late this timer fired is how long the loop was busy with the last batch.
+        late = max(0.0, time.monotonic() - self._flush_due)
+        self._flush_interval = min(FLUSH_MAX_S, max(FLUSH_S, 0.7 * self._flush_interval + 0.3 * 4 * late))
         if self._stream is not None and self._pending:
             text = "".join(self._pending)
             self._pending.clear()

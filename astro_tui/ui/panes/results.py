@@ -154,7 +154,7 @@ class ResultsPane(Vertical):
             status.append(" · ✓ verified", "bold")
         if result.truncated:
             status.append(f" · cut at the {result.row_count:,}-row cap (--max-rows)", "italic")
-        self.query_one("#result-status", Static).update(status)
+        self.query_one("#result-status", Static).update(status, layout=False)
         self.border_subtitle = f"{len(self.entries)} result" + ("" if len(self.entries) == 1 else "s")
 
     def _show_sql(self, entry: ResultEntry) -> None:

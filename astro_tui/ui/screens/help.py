@@ -18,7 +18,7 @@ from astro_tui.ui.slash import COMMANDS
 
 def help_table() -> Table:
     table = Table(box=None, show_header=False, padding=(0, 2), expand=True)
-    table.add_column("key", style="bold", no_wrap=True, width=28)
+    table.add_column("key", style="bold", no_wrap=True, width=24)
     table.add_column("what", ratio=1)
     group = None
     for row_group, keys, text in help_rows():
