@@ -197,7 +197,7 @@ def config(ctx: click.Context) -> None:
         return
     settings = _settings()
     click.echo(f"config file: {config_path()}{'' if config_path().exists() else ' (not created)'}")
-    for name, value in settings.model_dump().items():
+    for name, value in settings.as_dict().items():
         if name == "api_key":
             value = "(set)" if value else "(not set)"
         click.echo(f"{name} = {value if value is not None else '(not set)'}")
@@ -210,14 +210,10 @@ def config_set(key: str, value: str) -> None:
     """Persist KEY = VALUE in the config file (written with mode 0600)."""
     from astro_tui.config import write_setting
 
-    if key not in Settings.model_fields:
+    kind = Settings.field_kind(key)
+    if kind is None:
         _fail(f"unknown setting '{key}' (see `astro config`)", EXIT_USAGE)
-    parsed: Any = value
-    annotation = str(Settings.model_fields[key].annotation)
-    if "int" in annotation and "float" not in annotation:
-        parsed = _number(value, int)
-    elif "float" in annotation:
-        parsed = _number(value, float)
+    parsed: Any = value if kind is str else _number(value, kind)
     try:
         path = write_setting(key, parsed)
     except (ConfigError, ValueError) as exc:

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import os
 import tomllib
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from platformdirs import user_cache_dir, user_config_dir
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 APP_NAME = "astro"
 
@@ -27,14 +27,17 @@ class ConfigError(Exception):
     """A setting is missing or malformed; the message is one line for the user."""
 
 
-class Settings(BaseModel):
-    """Everything configurable; defaults are what a first run should feel like."""
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything configurable; defaults are what a first run should feel like.
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    A plain dataclass, not a pydantic model: it is on the start-up path of the app,
+    where pydantic's import costs a fifth of a second.
+    """
 
     model: str | None = None
     base_url: str | None = None
-    api_key: str | None = Field(default=None, repr=False)
+    api_key: str | None = field(default=None, repr=False)
     reasoning_effort: str | None = None
 
     query_timeout_s: float = 30.0
@@ -51,6 +54,22 @@ class Settings(BaseModel):
 
     theme: str | None = None
 
+    def __post_init__(self) -> None:
+        for spec in fields(self):
+            value = getattr(self, spec.name)
+            kind = _FIELD_KINDS[spec.name]
+            if kind is str:
+                if value is not None and not isinstance(value, str):
+                    raise ConfigError(f"setting {spec.name}: expected text, got {value!r}")
+                continue
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ConfigError(f"setting {spec.name}: expected a number, got {value!r}")
+            if kind is int and value != int(value):
+                raise ConfigError(f"setting {spec.name}: expected a whole number, got {value!r}")
+            if value < 0:
+                raise ConfigError(f"setting {spec.name}: must not be negative, got {value!r}")
+            object.__setattr__(self, spec.name, kind(value))
+
     @property
     def model_configured(self) -> bool:
         return bool(self.model)
@@ -60,6 +79,33 @@ class Settings(BaseModel):
         """A server on this machine needs no key (Ollama, vLLM, llama.cpp, LM Studio)."""
         url = (self.base_url or "").lower()
         return any(h in url for h in ("localhost", "127.0.0.1", "[::1]", "0.0.0.0"))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {spec.name: getattr(self, spec.name) for spec in fields(self)}
+
+    @classmethod
+    def field_kind(cls, name: str) -> type | None:
+        """str, int or float for a setting's name; None when there is no such setting."""
+        return _FIELD_KINDS.get(name)
+
+
+_FIELD_KINDS: dict[str, type] = {
+    "model": str,
+    "base_url": str,
+    "api_key": str,
+    "reasoning_effort": str,
+    "memory_limit": str,
+    "theme": str,
+    "query_timeout_s": float,
+    "connect_timeout_s": float,
+    "read_timeout_s": float,
+    "turn_deadline_s": float,
+    "row_cap": int,
+    "threads": int,
+    "max_retries": int,
+    "max_tool_calls": int,
+    "max_completions": int,
+}
 
 
 def config_dir() -> Path:
@@ -98,12 +144,14 @@ def load_settings(
     merged.update(_read_file(path or config_path()))
     merged.update(_read_env(dict(os.environ) if environ is None else environ))
     merged.update({k: v for k, v in (flags or {}).items() if v is not None})
-    try:
-        return Settings(**merged)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "settings"
-        raise ConfigError(f"setting {where}: {first['msg']}") from None
+    return _settings_from(merged)
+
+
+def _settings_from(values: dict[str, Any]) -> Settings:
+    unknown = sorted(set(values) - set(_FIELD_KINDS))
+    if unknown:
+        raise ConfigError(f"unknown setting '{unknown[0]}' (see `astro config`)")
+    return Settings(**values)
 
 
 def write_setting(key: str, value: Any, *, path: Path | None = None) -> Path:
@@ -111,7 +159,7 @@ def write_setting(key: str, value: Any, *, path: Path | None = None) -> Path:
     target = path or config_path()
     data = _read_file(target)
     data[key] = value
-    Settings(**data)
+    _settings_from(data)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_suffix(".toml.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

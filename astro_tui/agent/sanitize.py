@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def _show(match: re.Match[str]) -> str:
@@ -18,13 +18,16 @@ def _show(match: re.Match[str]) -> str:
 
 
 def inert(text: str, *, keep_newlines: bool = True) -> str:
-    """C0/C1 controls (except newline and tab) and bidi controls become `\\x1b`-style text."""
+    """C0/C1 controls (except newline and tab), bidi controls and lone surrogates (a model's
+    JSON may hold `\\ud800`; a UTF-8 stream cannot print one) become `\\x1b`-style text."""
     cleaned = _UNSAFE.sub(_show, text)
     return cleaned if keep_newlines else cleaned.replace("\n", "\\n")
 
 
 def json_inert(text: str) -> str:
-    """Serialized JSON with C1 and bidi characters escaped (json.dumps leaves them raw)."""
+    """Serialized JSON with C1, bidi and surrogate characters escaped (json.dumps leaves them raw)."""
     return re.sub(
-        r"[\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]", lambda m: f"\\u{ord(m.group()):04x}", text
+        r"[\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]",
+        lambda m: f"\\u{ord(m.group()):04x}",
+        text,
     )

@@ -22,7 +22,9 @@ def atomic_write_text(path: Path, text: str) -> None:
     """Temp file, fsync, rename: a crash at any point leaves the old or the new file, whole."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
+    # A lone surrogate (a model's JSON may hold "\ud800") cannot be encoded; written as its
+    # escape it stays valid UTF-8, and inside a JSON string it reads back as the same text.
+    with open(tmp, "w", encoding="utf-8", errors="backslashreplace") as fh:
         fh.write(text)
         fh.flush()
         os.fsync(fh.fileno())

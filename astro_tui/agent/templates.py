@@ -633,6 +633,8 @@ def render(
         raise TemplateError(f"template syntax error on line {exc.lineno}: {exc.message}") from None
     except JinjaTemplateError as exc:
         raise TemplateError(f"template error: {exc}") from None
+    except RecursionError:  # Jinja's parser recurses per bracket: `{{ ((((…1…)))) }}`
+        raise TemplateError("template syntax error: nesting too deep") from None
     views = {name: ResultView(result) for name, result in inputs.items()}
     token = _budget.set(_Budget(MAX_WORK, MAX_SECONDS))
     parts: list[str] = []

@@ -65,6 +65,7 @@ _TRIGGERS = (
 _MODIFYING_NODES = re.compile(r"(INSERT|UPDATE|DELETE|MERGE)")
 _PATH_LIKE = re.compile(r"[/\\]|://|\.(csv|tsv|parquet|json|jsonl|ndjson|txt|gz|zst|xlsx|db|duckdb)$", re.I)
 _EXPLAIN = re.compile(r"^\s*explain\s+(analyze\s+)?", re.I)
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 _KIND_NAMES = {
     "INSERT": "INSERT",
@@ -122,6 +123,8 @@ def check(sql: str) -> str:
     """Return the single statement to run, or raise GuardError naming what was refused."""
     if not sql or not sql.strip():
         raise GuardError("refused: empty SQL")
+    if _SURROGATE.search(sql):  # DuckDB's binding raises TypeError on these
+        raise GuardError("refused: the SQL is not valid Unicode text (it holds a lone surrogate)")
     try:
         statements = duckdb.extract_statements(sql)
     except duckdb.Error as exc:

@@ -13,9 +13,10 @@ from typing import Any
 
 from astro_tui.data.results import QueryResult
 
-# C0/C1 controls (not newline or tab), and the bidi overrides that make a printed line read
-# differently from its bytes (the same set as `agent.sanitize`).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# C0/C1 controls (not newline or tab), the bidi overrides that make a printed line read
+# differently from its bytes, and lone surrogates, which no UTF-8 stream can print
+# (the same set as `agent.sanitize`).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def inert(text: str, *, keep_newlines: bool = True) -> str:
