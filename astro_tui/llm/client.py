@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
@@ -125,7 +126,7 @@ class ChatClient:
         )
 
     def _params(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
-        params: dict[str, Any] = {"model": self._model, "messages": messages, "stream": True}
+        params: dict[str, Any] = {"model": self._model, "messages": _encodable(messages), "stream": True}
         if tools:
             params["tools"] = tools
         if "stream_options" not in self._dropped:
@@ -235,6 +236,24 @@ class ChatClient:
             return [model.id for model in page.data]
         except Exception as exc:
             raise self._translate(exc) from None
+
+
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _encodable(value: Any) -> Any:
+    """The messages with lone surrogates replaced by U+FFFD, so the request can be UTF-8 encoded.
+
+    A model's JSON may hold half a character (`"\\ud83d"`); echoed back in the history it
+    would make every later request of the conversation fail before it is sent.
+    """
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value) if _SURROGATE.search(value) else value
+    if isinstance(value, dict):
+        return {key: _encodable(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_encodable(item) for item in value]
+    return value
 
 
 def _is_json(stream: Any) -> bool:
