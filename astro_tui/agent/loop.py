@@ -37,7 +37,7 @@ from astro_tui.agent.events import (
 from astro_tui.agent.history import Entry, History, Turn, TurnStatus, short_summary
 from astro_tui.agent.prompts import system_prompt
 from astro_tui.agent.registry import ParsedCall, ToolOutcome, ToolRegistry
-from astro_tui.agent.templates import numbers_in_text
+from astro_tui.agent.templates import MAX_OUTPUT_CHARS, numbers_in_text
 from astro_tui.agent.tools import ToolContext, build_registry, call_summary
 from astro_tui.agent.workspace import Workspace
 from astro_tui.catalog.model import Catalog
@@ -348,7 +348,8 @@ class Agent:
                     kind="unverified",
                     text=text,
                     verified=False,
-                    unverified_numbers=tuple(dict.fromkeys(numbers_in_text(text))),
+                    # the whole text is unverified; scanning a huge reply would stall the loop
+                    unverified_numbers=tuple(dict.fromkeys(numbers_in_text(text[:MAX_OUTPUT_CHARS]))),
                 )
                 yield tally.done("text")
                 return

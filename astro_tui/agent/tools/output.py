@@ -15,7 +15,13 @@ from pydantic import Field
 from astro_tui.agent.charts import build_chart_spec
 from astro_tui.agent.events import Answer, AnswerKind, AnswerTable
 from astro_tui.agent.registry import ToolError, ToolReturn
-from astro_tui.agent.templates import TemplateError, input_names_error, numbers_in_text, render
+from astro_tui.agent.templates import (
+    MAX_OUTPUT_CHARS,
+    TemplateError,
+    input_names_error,
+    numbers_in_text,
+    render,
+)
 from astro_tui.agent.tools.context import ToolContext
 from astro_tui.data.errors import DataError
 from astro_tui.data.results import QueryResult
@@ -91,7 +97,7 @@ class OutputTools:
             kind="message",
             text=text,
             verified=False,
-            unverified_numbers=tuple(dict.fromkeys(numbers_in_text(text))),
+            unverified_numbers=tuple(dict.fromkeys(numbers_in_text(text[:MAX_OUTPUT_CHARS]))),
         )
         return ToolReturn(content="Shown to the person.", value=answer)
 
