@@ -11,7 +11,7 @@ import csv
 import json
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -24,6 +24,19 @@ EXIT_USAGE = 2
 
 class _DefaultGroup(click.Group):
     """`astro db.duckdb` opens the app: anything that is not a subcommand is a target."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        """Click's own handling, except Ctrl+C: one line and exit 130, not "Aborted!"."""
+        kwargs.pop("standalone_mode", None)
+        try:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        except (click.exceptions.Abort, KeyboardInterrupt):
+            _fail("interrupted", 130)
+        except click.exceptions.Exit as exc:
+            sys.exit(exc.exit_code)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
@@ -51,11 +64,46 @@ def _settings(**flags: Any) -> Settings:
         _fail(str(exc), EXIT_USAGE)
 
 
-def _fail(message: str, code: int = EXIT_FAILURE) -> None:
+def _fail(message: str, code: int = EXIT_FAILURE) -> NoReturn:
     from astro_tui.data.text_table import inert
 
     click.echo(f"astro: {inert(message, keep_newlines=False)}", err=True)
     sys.exit(code)
+
+
+def _interruptible(work: Callable[[Any], Any]) -> Any:
+    """Run blocking database work in a thread so Ctrl+C interrupts the query itself.
+
+    SIGINT is handled here rather than raised: a KeyboardInterrupt while DuckDB runs
+    a query in another thread aborts the whole process.
+    """
+    import signal
+    import threading
+
+    from astro_tui.data.database import CancelToken
+
+    cancel = CancelToken()
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = work(cancel)
+        except BaseException as exc:
+            outcome["error"] = exc
+
+    previous = signal.signal(signal.SIGINT, lambda *_: cancel.cancel())
+    try:
+        thread = threading.Thread(target=run, name="astro-query", daemon=True)
+        thread.start()
+        while thread.is_alive():
+            thread.join(0.1)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if cancel.cancelled:
+        _fail("interrupted", 130)
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome.get("value")
 
 
 def _open_database(targets: tuple[str, ...], settings: Settings) -> Any:
@@ -86,6 +134,13 @@ def main() -> None:
 def open_app(targets: tuple[str, ...], **flags: Any) -> None:
     """Open the full-screen app on TARGETS (default: the sample warehouse)."""
     settings = _settings(**flags)
+    from astro_tui.data.errors import DataError
+    from astro_tui.data.targets import resolve_targets
+
+    try:
+        resolve_targets(list(targets))
+    except DataError as exc:
+        _fail(str(exc))
     from astro_tui.ui.app import run_app
 
     sys.exit(run_app(list(targets), settings))
@@ -106,7 +161,7 @@ def sql(sql: str, targets: tuple[str, ...], fmt: str, **flags: Any) -> None:
     settings = _settings(**flags)
     db = _open_database(targets, settings)
     try:
-        result = db.execute(sql)
+        result = _interruptible(lambda cancel: db.execute(sql, cancel=cancel))
     except DataError as exc:
         _fail(str(exc))
     finally:
@@ -139,12 +194,15 @@ def shell(command: str, targets: tuple[str, ...]) -> None:
     """Run one metadata-shell COMMAND (ls, cat, grep, find, …) over the catalog of TARGETS."""
     from astro_tui.catalog.introspect import load_catalog
     from astro_tui.catalog.shell import Shell
+    from astro_tui.data.errors import DataError
     from astro_tui.data.text_table import inert
 
     settings = _settings()
     db = _open_database(targets, settings)
     try:
-        result = Shell(load_catalog(db), db).run(command)
+        result = _interruptible(lambda cancel: Shell(load_catalog(db), db).run(command))
+    except DataError as exc:
+        _fail(str(exc))
     finally:
         db.close()
     if result.output:

@@ -6,6 +6,7 @@ nothing below the CLI reads the environment on its own.
 
 from __future__ import annotations
 
+import json
 import os
 import tomllib
 from dataclasses import dataclass, field, fields
@@ -116,6 +117,11 @@ def config_path() -> Path:
     return config_dir() / "config.toml"
 
 
+def state_dir() -> Path:
+    """Per-project state (notes, conversations): `.astro/` in the working directory."""
+    return Path(os.environ.get("ASTRO_STATE_DIR") or Path.cwd() / ".astro")
+
+
 def cache_dir() -> Path:
     return Path(os.environ.get("ASTRO_CACHE_DIR") or user_cache_dir(APP_NAME))
 
@@ -156,23 +162,19 @@ def _settings_from(values: dict[str, Any]) -> Settings:
 
 def write_setting(key: str, value: Any, *, path: Path | None = None) -> Path:
     """Persist one key (e.g. the theme) atomically, mode 0600 since the file may hold a key."""
+    from astro_tui.files import atomic_write_text
+
     target = path or config_path()
     data = _read_file(target)
     data[key] = value
     _settings_from(data)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(".toml.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(_dump_toml(data))
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, target)
+    atomic_write_text(target, _dump_toml(data), mode=0o600)
     return target
 
 
 def _dump_toml(data: dict[str, Any]) -> str:
-    """Flat key = value TOML; our settings have no tables."""
+    """Flat `key = value` TOML (our settings have no tables); a JSON string is a valid
+    TOML basic string, escapes and all, so no value can break the file."""
     lines = []
     for key, value in sorted(data.items()):
         if isinstance(value, bool):
@@ -180,6 +182,6 @@ def _dump_toml(data: dict[str, Any]) -> str:
         elif isinstance(value, int | float):
             text = repr(value)
         else:
-            text = '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
+            text = json.dumps(str(value), ensure_ascii=True)
         lines.append(f"{key} = {text}")
     return "\n".join(lines) + "\n"

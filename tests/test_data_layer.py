@@ -292,3 +292,34 @@ def test_cli_sql_timeout_flag(shop: Path) -> None:
     result = CliRunner().invoke(main, ["sql", SLOW, str(shop), "--timeout", "1"])
     assert result.exit_code == 1
     assert "time limit" in result.stderr
+
+
+def test_ctrl_c_interrupts_astro_sql_cleanly(shop: Path) -> None:
+    """A real SIGINT: the running query is interrupted, the exit is 130, nothing crashes."""
+    import signal
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "astro_tui.cli", "sql", SLOW, str(shop), "--timeout", "60"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(3)
+    started = time.perf_counter()
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert time.perf_counter() - started < 10
+    assert err.strip() == "astro: interrupted"
+
+
+def test_astro_with_a_missing_target_fails_before_opening_the_app(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from astro_tui.cli import main
+
+    result = CliRunner().invoke(main, [str(tmp_path / "nope.duckdb")])
+    assert result.exit_code == 1
+    assert result.stderr.strip() == f"astro: {tmp_path / 'nope.duckdb'}: no such file"

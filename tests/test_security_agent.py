@@ -85,7 +85,9 @@ async def test_corpus_through_the_models_run_sql(
     results = [e for e in events if isinstance(e, ToolResult)]
     assert len(results) == len(statements)
     accepted = [(sql, r.content) for sql, r in zip(statements, results, strict=True) if r.ok]
-    unexplained = [(sql, r.content) for sql, r in zip(statements, results, strict=True) if not is_refusal(r.content)]
+    unexplained = [
+        (sql, r.content) for sql, r in zip(statements, results, strict=True) if not is_refusal(r.content)
+    ]
     assert accepted == [] and unexplained == []
     assert isinstance(events[-1], Done) and events[-1].reason == "text"
     # The model read every reason: the last request carries one tool message per statement.
@@ -114,7 +116,14 @@ async def test_a_runaway_query_is_interrupted_and_the_next_one_works(
     fake_openai.script(
         tool_call_reply([("run_sql", {"sql": CROSS_JOIN})]),
         tool_call_reply([("run_sql", {"sql": "SELECT 6 * 7 AS answer"})]),
-        tool_call_reply([("submit_result", {"inputs": {"n": "SELECT count(*) FROM sales.orders"}, "template": "{{ n.value }}"})]),
+        tool_call_reply(
+            [
+                (
+                    "submit_result",
+                    {"inputs": {"n": "SELECT count(*) FROM sales.orders"}, "template": "{{ n.value }}"},
+                )
+            ]
+        ),
     )
     agent = agent_for(watched, fake_openai, tmp_path / "state", query_timeout_s=TIMEOUT_S)
     stamps: dict[str, float] = {}

@@ -73,7 +73,10 @@ def write_notes(state: Path, report: IO[str]) -> None:
         report.flush()
 
 
-WRITERS: dict[str, Callable[[Path, IO[str]], None]] = {"conversation": write_conversations, "notes": write_notes}
+WRITERS: dict[str, Callable[[Path, IO[str]], None]] = {
+    "conversation": write_conversations,
+    "notes": write_notes,
+}
 
 
 def fresh_code(target: str) -> str:
@@ -125,7 +128,9 @@ def spawn(target: str, state: Path, *, fresh: bool) -> tuple[int, IO[str], Calla
     return pid, os.fdopen(read_fd), reap
 
 
-def kill_mid_write(target: str, state: Path, *, fresh: bool, at_temp_file: bool, rng: random.Random) -> tuple[int, bool]:
+def kill_mid_write(
+    target: str, state: Path, *, fresh: bool, at_temp_file: bool, rng: random.Random
+) -> tuple[int, bool]:
     """Run a writer, SIGKILL it; return the last version it reported and whether it died mid-write."""
     path = target_path(target, state)
     pid, report, reap = spawn(target, state, fresh=fresh)
@@ -172,7 +177,9 @@ def check_notes(state: Path, last: int) -> None:
     numbers = []
     for line in lines[2:]:
         head, _, rest = line.partition(" " + "z" * NOTE + " (")
-        assert head.startswith("- note ") and rest.endswith(")") and len(rest) == len("2026-01-01)"), line[:80]
+        assert head.startswith("- note ") and rest.endswith(")") and len(rest) == len("2026-01-01)"), line[
+            :80
+        ]
         numbers.append(int(head.removeprefix("- note ")))
     assert numbers == list(range(1, len(numbers) + 1))
     assert numbers[-1] in (last, last + 1), (numbers[-1], last)
@@ -221,6 +228,8 @@ def test_the_writers_produce_what_the_product_reads(tmp_path: Path) -> None:
         with pytest.raises(Stop):
             WRITERS[target](tmp_path / target, Report(limit))  # type: ignore[arg-type]
     check_conversation(tmp_path / "conversation", 6)
-    first = json.loads((conversations_dir(tmp_path / "conversation") / "crash.jsonl").read_text().splitlines()[0])
+    first = json.loads(
+        (conversations_dir(tmp_path / "conversation") / "crash.jsonl").read_text().splitlines()[0]
+    )
     assert first["type"] == "header" and first["turns"] == WINDOW
     check_notes(tmp_path / "notes", 3)

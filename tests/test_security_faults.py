@@ -8,8 +8,8 @@ Every scenario in `FAULTS` runs three ways:
   fault, then a retry. The event loop keeps ticking throughout (a heartbeat task
   measures it), the saved JSONL still holds the earlier turn byte for byte, and the
   retry is answered;
-- for two of them, the real `astro ask` in a subprocess: exit code and stderr as a
-  person sees them.
+- for the 401 (the server echoing the key back), the real `astro ask` in a subprocess:
+  exit code and stderr bytes as a person sees them.
 
 A fault either ends the turn with one message ("error"), is absorbed by the loop and
 answered ("recovered": the model gets the error as a tool result, or the client waits
@@ -44,9 +44,9 @@ from astro_tui.data.database import Database
 from astro_tui.llm import ChatClient
 from tests.fake_openai import (
     FakeOpenAI,
-    chunk,
     Respond,
     ScriptItem,
+    chunk,
     cut,
     error,
     finish_chunk,
@@ -88,7 +88,13 @@ class Fault:
 
 FAULTS: list[Fault] = [
     Fault("connection-refused", lambda: [], "error", "connection refused", {"base_url": dead_url()}),
-    Fault("http-401", lambda: [error(401, "Incorrect API key provided")], "error", "rejected the API key", exit_code=2),
+    Fault(
+        "http-401",
+        lambda: [error(401, "Incorrect API key provided")],
+        "error",
+        "rejected the API key",
+        exit_code=2,
+    ),
     Fault(
         "http-404-unknown-model",
         lambda: [error(404, "The model `fake-model` does not exist", code="model_not_found")],
@@ -109,7 +115,12 @@ FAULTS: list[Fault] = [
         "retrying in 0.2 s",
         {"max_retries": 1},
     ),
-    Fault("http-500", lambda: [error(500, "the GPU caught fire")], "error", "failed (HTTP 500): the GPU caught fire"),
+    Fault(
+        "http-500",
+        lambda: [error(500, "the GPU caught fire")],
+        "error",
+        "failed (HTTP 500): the GPU caught fire",
+    ),
     Fault("http-502-html", lambda: [Respond(502, "<html>bad gateway</html>")], "error", "HTTP 502"),
     Fault(
         "stalled-stream",
@@ -171,7 +182,7 @@ FAULTS: list[Fault] = [
         "1,234 1,234 1,234",
     ),
 ]
-CLI_FAULTS = ("connection-refused", "http-401")  # a real process costs ~4 s of imports
+CLI_FAULTS = ("http-401",)  # a real process costs ~4 s of CPU in imports; in-process covers the rest
 SECRET = "sk-fault-test-0123456789abcdef"
 
 
@@ -226,7 +237,9 @@ def one_line(text: str) -> bool:
 
 
 @pytest.mark.parametrize("case", FAULTS, ids=[f.id for f in FAULTS])
-async def test_fault_in_astro_ask(case: Fault, shop: Database, fake_openai: FakeOpenAI, tmp_path: Path) -> None:
+async def test_fault_in_astro_ask(
+    case: Fault, shop: Database, fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
     settings = fake_openai.settings(**case.settings)
     for json_output in (False, True):
         fake_openai.script(*case.script())
@@ -294,7 +307,9 @@ class Switch:
 def good_turn() -> list[ScriptItem]:
     return [
         tool_call_reply([("run_sql", {"sql": "-- orders\n" + COUNT_SQL})]),
-        tool_call_reply([("submit_result", {"inputs": {"n": COUNT_SQL}, "template": "{{ n.value }} orders."})]),
+        tool_call_reply(
+            [("submit_result", {"inputs": {"n": COUNT_SQL}, "template": "{{ n.value }} orders."})]
+        ),
     ]
 
 
@@ -362,9 +377,14 @@ async def test_fault_keeps_the_conversation_and_a_retry_works(
     fake_openai.assert_script_consumed()
     sent = fake_openai.chat_requests[-1].body["messages"]
     assert sent[1] == {"role": "user", "content": GOOD_QUESTION}
-    assert [m["content"] for m in sent if m["role"] == "user"] == [GOOD_QUESTION, "and the fault?", "and the fault?"]
+    assert [m["content"] for m in sent if m["role"] == "user"] == [
+        GOOD_QUESTION,
+        "and the fault?",
+        "and the fault?",
+    ]
     _, turns = load_conversation(state, agent.conversation_id)
-    assert [t.status for t in turns][0] == "answer" and turns[-1].status == "text" and len(turns) == 3
+    assert [t.status for t in turns] == ["answer", turns[1].status, "text"]
+    print(f"{case.id}: longest event-loop stall {heartbeat.max_gap * 1000:.0f} ms")
     assert heartbeat.max_gap < MAX_LOOP_GAP_S, f"the event loop was blocked for {heartbeat.max_gap:.2f} s"
 
 

@@ -59,7 +59,9 @@ def assert_nowhere(secret: str, texts: list[str], roots: list[Path]) -> None:
         assert secret.encode() not in path.read_bytes(), path
 
 
-async def ask(db: Database, settings: Settings, state: Path, *, json_output: bool = False) -> tuple[int, str, str]:
+async def ask(
+    db: Database, settings: Settings, state: Path, *, json_output: bool = False
+) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     code = await run_ask("q", db, settings, json_output=json_output, state_dir=state, out=out, err=err)
     return code, out.getvalue(), err.getvalue()
@@ -73,7 +75,14 @@ async def test_a_full_turn_sends_the_key_only_as_a_header(
     fake_openai.script(
         tool_call_reply([("run_sql", {"sql": "SELECT count(*) AS n FROM sales.orders"})]),
         tool_call_reply([("update_context", {"note": "orders has 100 rows"})]),
-        tool_call_reply([("submit_result", {"inputs": {"n": "SELECT count(*) FROM sales.orders"}, "template": "{{ n.value }}"})]),
+        tool_call_reply(
+            [
+                (
+                    "submit_result",
+                    {"inputs": {"n": "SELECT count(*) FROM sales.orders"}, "template": "{{ n.value }}"},
+                )
+            ]
+        ),
     )
     code, out, err = await ask(shop, fake_openai.settings(api_key=KEY), state)
     assert code == 0 and out.startswith("100")

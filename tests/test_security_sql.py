@@ -118,7 +118,9 @@ def test_the_parser_alone_refuses_every_statement(watched: tuple[Path, Path]) ->
     assert passed == []
 
 
-def test_the_engine_lock_alone_holds_with_the_parser_bypassed(tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_the_engine_lock_alone_holds_with_the_parser_bypassed(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
     """Defense in depth: what the engine permits without the parser is known and harmless."""
     root = tmp_path_factory.mktemp("engine-only")
     db_path = build_watched(root)
@@ -129,7 +131,7 @@ def test_the_engine_lock_alone_holds_with_the_parser_bypassed(tmp_path_factory: 
             sql = render(item["sql"], root, db_path)
             try:
                 db._run(sql, cap=10, timeout=5, cancel=None)  # the guard deliberately skipped
-            except DataError:
+            except (DataError, TypeError):  # TypeError: DuckDB's binding rejects a lone surrogate
                 continue
             permitted.append(item["sql"])
         assert db.execute("SELECT count(*), sum(amount) FROM sales.orders").rows() == [(100, 5050)]
@@ -151,3 +153,22 @@ def test_every_hostile_statement_is_refused_by_astro_sql(watched: tuple[Path, Pa
             accepted.append((sql, result.exit_code, result.stdout, result.stderr))
     assert accepted == []
     assert snapshot(root) == before
+
+
+def test_parquet_targets_are_readable_only_at_their_own_paths(tmp_path: Path) -> None:
+    """The documented gap, pinned: `allowed_paths` lets the engine read a Parquet target's own
+    file (so the parser is the only lock on `read_parquet` of that path), and nothing beside it."""
+    con = duckdb.connect()
+    con.execute(f"COPY (SELECT 1 AS a) TO '{tmp_path / 't.parquet'}'")
+    con.execute(f"COPY (SELECT 2 AS secret) TO '{tmp_path / 'other.parquet'}'")
+    con.close()
+    own = f"SELECT * FROM read_parquet('{tmp_path / 't.parquet'}')"
+    sibling = f"SELECT * FROM read_parquet('{tmp_path / 'other.parquet'}')"
+    with Database.open([str(tmp_path / "t.parquet")], Settings()) as db:
+        assert db.execute("SELECT * FROM t").rows() == [(1,)]
+        for sql in (own, sibling):
+            with pytest.raises(GuardError, match="read_parquet"):
+                db.execute(sql)
+        assert db._run(own, cap=5, timeout=5, cancel=None).rows() == [(1,)]  # the parser bypassed
+        with pytest.raises(DataError, match="Permission Error"):
+            db._run(sibling, cap=5, timeout=5, cancel=None)

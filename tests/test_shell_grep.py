@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -141,6 +142,51 @@ def test_grep_errors(sh: Shell) -> None:
     assert lines == ["grep: /nope: no such schema or table", f"/sales/customers.table:{EMAIL_LINE}"]
     assert run(sh, "grep -s email /nope", 2) == []
     assert run(sh, "grep -m x a /", 2)[0].startswith("grep: invalid number: 'x'")
+
+
+def test_catastrophic_patterns_finish_fast(sh: Shell) -> None:
+    """RE2 is linear: patterns that make a backtracking engine run for ages take milliseconds.
+
+    `(a|a)*Q$` over 24 a's takes a backtracking engine seconds; `(.|.)*Q$` over a
+    card line of 60 characters would take it longer than the universe has existed.
+    """
+    note = Column("note", "VARCHAR", True, "a" * 24)
+    slow = Shell(Catalog((Schema(None, "s", (Table(None, "s", "t", "table", (note,)),)),)))
+    started = time.perf_counter()
+    assert run(slow, "grep -E '(a|a)*Q$' /s/t.table", 1) == []
+    assert run(slow, "grep -rE '(a|a)*Q$' /", 1) == []
+    assert run(slow, "grep -ow 'a*' /s/t.table") == ["a" * 24]
+    assert time.perf_counter() - started < 1.0
+    started = time.perf_counter()
+    assert run(sh, "grep -E '(.|.)*Q$' /sales/orders.table", 1) == []
+    assert run(sh, "grep -rE '(.|.)*Q$' /", 1) == []
+    assert run(sh, "grep -rvcE '(.|.)*Q$' /sales") == run(sh, "grep -rc '' /sales")
+    assert time.perf_counter() - started < 1.0
+
+
+def test_patterns_re2_cannot_run_are_refused_on_one_line(sh: Shell) -> None:
+    card = "/sales/orders.table"
+    for command in (
+        f"grep '\\(o\\)\\1' {card}",
+        f"grep -E '(o)\\1' {card}",
+        f"grep -E 'order(?=_id)' {card}",
+        f"grep -rE '(?<!x)order' /",
+        f"grep -E 'x{{2000}}' {card}",
+    ):
+        lines = run(sh, command, 2)
+        assert len(lines) == 1 and lines[0].startswith("grep: unsupported pattern: "), (command, lines)
+    assert run(sh, "grep -E '(o)' /sales/orders.table")  # groups without back-references still work
+
+
+def test_only_matching_with_flags(sh: Shell) -> None:
+    card = "/sales/orders.table"
+    assert run(sh, f"grep -oi 'cny' {card}") == ["CNY"]
+    assert run(sh, f"grep -on 'order_id' {card}") == ["4:order_id", "9:order_id", "11:order_id"]
+    assert run(sh, f"grep -oE 'o[a-z]+' {card}")[:4] == ["orders", "ows", "ow", "omer"]
+    assert run(sh, f"grep -ow 'order' {card}") == ["order"]
+    assert run(sh, f"grep -oE 'Z*' {card}") == []  # lines match, but empty matches print nothing
+    assert run(sh, "ls /sales | grep -o 'or.'") == ["ord", "ord"]
+    assert run(sh, "grep -xi 'SQL: SALES.ORDERS' /sales/orders.table") == ["sql: sales.orders"]
 
 
 def test_case_folding_that_changes_length_still_works() -> None:

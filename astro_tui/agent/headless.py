@@ -27,10 +27,10 @@ from astro_tui.agent.events import (
     ToolResult,
 )
 from astro_tui.agent.loop import Agent
-from astro_tui.agent.sanitize import inert, json_inert
 from astro_tui.config import Settings
 from astro_tui.data.database import Database
 from astro_tui.data.errors import DataError
+from astro_tui.data.inert import inert, json_inert
 from astro_tui.data.results import QueryResult
 from astro_tui.data.text_table import format_table, json_safe
 from astro_tui.llm import ChatClient, LLMError, model_not_configured_message

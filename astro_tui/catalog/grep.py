@@ -2,22 +2,26 @@
 
 Without `-E` the pattern is a POSIX basic regex as GNU grep reads it (`\\|` is
 alternation, a bare `|` is a character); `-E` is extended, `-F` fixed. Both are
-translated to Python's `re`. A recursive search runs the regex once over the
-whole corpus of cards (one string) and only looks at lines where it lands, which
-is what makes `grep -ri email /` over 10,000 tables take milliseconds.
+translated to RE2's syntax and matched by Arrow's RE2 kernels, which run in time
+linear in the text: a pattern like `(.|.)*Q$` cannot freeze the app the way a
+backtracking engine would. RE2 has no back-references or look-around; such a
+pattern is refused. A recursive search matches every line of every card in one
+call over a cached array, which is what keeps `grep -ri email /` over 10,000
+tables within a couple of hundred milliseconds.
 """
 
 from __future__ import annotations
 
-import bisect
-import re
-from collections.abc import Callable, Iterator
+import itertools
 from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from astro_tui.catalog.options import Options, OptionSpec, UsageError, parse_options
 from astro_tui.catalog.runtime import EXIT_FAIL, EXIT_OK, EXIT_USAGE, Output, ShellContext
 from astro_tui.catalog.syntax import Word
-from astro_tui.catalog.vfs import Dir, File, VirtualFS
+from astro_tui.catalog.vfs import Dir, File, VirtualFS, string_array
 
 GREP_SPEC = OptionSpec(
     flags="iyrRlLncwxvoEFGhHsq",
@@ -58,56 +62,81 @@ _POSIX_CLASSES = {
     "xdigit": "0-9A-Fa-f",
     "word": r"\w",
 }
-_DENSE_CARD = 4
 _BRE_META = set("\\.[]*^$")
 _ERE_META = _BRE_META | set("+?(){}|")
+_RE2_META = frozenset("\\.+*?()|[]{}^$")
+_UNSUPPORTED = ("invalid perl operator", "invalid escape sequence", "invalid repetition size", "too large")
+_PROBE = pa.array([""], pa.large_string())
 
 
 @dataclass(frozen=True, slots=True)
 class Matcher:
-    """The compiled pattern, and the plain string to look for when the pattern is one."""
+    """The pattern in RE2 syntax, flags inline (`(?i)`), matched one line at a time."""
 
-    regex: re.Pattern[str]
-    literal: str | None
-    ignore_case: bool
+    pattern: str
 
-    def line_test(self) -> Callable[[str], bool]:
-        """Whether a line matches; plain substring tests where the pattern is a plain string."""
-        literal = self.literal
-        if literal is not None and self.ignore_case:
-            needle = literal.lower()
-            return lambda line: needle in line.lower()
-        if literal is not None:
-            return lambda line: literal in line
-        search = self.regex.search
-        return lambda line: search(line) is not None
+    def mask(self, lines: pa.Array) -> pa.BooleanArray:
+        """Whether each line matches."""
+        return pc.match_substring_regex(lines, self.pattern)
+
+    def test(self, lines: list[str]) -> list[bool]:
+        return self.mask(string_array(lines)).to_pylist() if lines else []
+
+    def only_matching(self, lines: list[str]) -> list[list[str]]:
+        """The non-empty matches in each line, left to right, as `grep -o` prints them.
+
+        RE2 replaces every match with itself between two marks (a character no
+        line contains), and splitting on the mark leaves the matches at odd places.
+        """
+        if not lines:
+            return []
+        mark = _unused_char(lines)
+        marked = pc.replace_substring_regex(string_array(lines), self.pattern, mark + "\\0" + mark)
+        return [[m for m in text.split(mark)[1::2] if m] for text in marked.to_pylist()]
+
+
+def _unused_char(lines: list[str]) -> str:
+    joined = "".join(lines)
+    for code in itertools.chain(range(0xE000, 0xF900), range(0xF0000, 0x10FFFE)):
+        if chr(code) not in joined:
+            return chr(code)
+    raise UsageError("line uses every private-use character")  # pragma: no cover - 137,000 distinct ones
 
 
 def compile_matcher(patterns: list[str], opts: Options) -> Matcher:
     mode = "F" if opts.has("F") else "E" if opts.has("E") else "G"
-    ignore_case = opts.has("i") or opts.has("y")
     parts = [_translate(p, mode) for p in patterns]
     body = "|".join(f"(?:{p})" for p in parts) if len(parts) > 1 else parts[0]
     if opts.has("w"):
-        body = rf"(?<!\w)(?:{body})(?!\w)"
+        body = rf"\b(?:{body})\b"
     if opts.has("x"):
         body = rf"^(?:{body})$"
-    flags = re.MULTILINE | (re.IGNORECASE if ignore_case else 0)
+    if opts.has("i") or opts.has("y"):
+        body = "(?i)" + body
     try:
-        regex = re.compile(body, flags)
-    except re.error as exc:
-        raise UsageError(f"invalid regular expression: {exc}") from None
-    literal = None
-    if len(patterns) == 1 and not (opts.has("w") or opts.has("x")):
-        meta = set() if mode == "F" else _ERE_META if mode == "E" else _BRE_META
-        if not any(c in meta for c in patterns[0]) and "\n" not in patterns[0]:
-            literal = patterns[0]
-    return Matcher(regex, literal, ignore_case)
+        pc.match_substring_regex(_PROBE, body)
+    except pa.ArrowInvalid as exc:
+        reason = str(exc).removeprefix("Invalid regular expression: ")
+        if any(marker in reason for marker in _UNSUPPORTED):
+            raise _unsupported(patterns, reason) from None
+        raise UsageError(f"invalid regular expression: {reason}") from None
+    return Matcher(body)
+
+
+def _unsupported(patterns: list[str], reason: str) -> UsageError:
+    shown = " ".join(patterns).replace("\n", "\\n").replace("\r", "\\r")
+    if len(shown) > 80:
+        shown = shown[:79] + "…"
+    return UsageError(f"unsupported pattern: {shown} ({reason})")
+
+
+def _escape(text: str) -> str:
+    return "".join("\\" + c if c in _RE2_META else c for c in text)
 
 
 def _translate(pattern: str, mode: str) -> str:
     if mode == "F":
-        return re.escape(pattern)
+        return _escape(pattern)
     out: list[str] = []
     i, n = 0, len(pattern)
     basic = mode == "G"
@@ -127,10 +156,12 @@ def _translate(pattern: str, mode: str) -> str:
                 out.append(r"\b")
             elif basic and nxt in "|(){}+?":
                 out.append(nxt)
-            elif nxt in "wWsSbBdD" or nxt.isdigit():
+            elif nxt in "123456789":
+                raise _unsupported([pattern], f"back-reference \\{nxt}")
+            elif nxt in "wWsSbBdD0":
                 out.append("\\" + nxt)
             else:
-                out.append(re.escape(nxt))
+                out.append(_escape(nxt))
             continue
         if basic and c in "|(){}+?":
             out.append("\\" + c)
@@ -219,11 +250,9 @@ def grep_command(ctx: ShellContext, words: list[Word], stdin: list[str] | None) 
             continue
         if isinstance(node, Dir):
             recursive_scan = True
-            files = ctx.vfs.files[node.first : node.last]
-            if invert or opts.has("L"):
-                groups.extend((f, grep_lines(matcher, ctx.vfs.card(f).splitlines(), invert)) for f in files)
-            elif files:
-                groups.extend(scan_cards(ctx.vfs, matcher, node.first, node.last))
+            if node.last > node.first:
+                every = invert or opts.has("L")
+                groups.extend(scan_cards(ctx.vfs, matcher, node.first, node.last, invert=invert, every=every))
         else:
             groups.append((node, grep_lines(matcher, ctx.vfs.card(node).splitlines(), invert)))
     prefix = opts.has("H") or (not opts.has("h") and (recursive_scan or len(targets) > 1))
@@ -234,78 +263,33 @@ def grep_command(ctx: ShellContext, words: list[Word], stdin: list[str] | None) 
 
 
 def grep_lines(matcher: Matcher, lines: list[str], invert: bool) -> list[Hit]:
-    test = matcher.line_test()
-    return [(n, line) for n, line in enumerate(lines, 1) if test(line) != invert]
+    tests = matcher.test(lines)
+    return [(n, line) for n, (line, hit) in enumerate(zip(lines, tests, strict=True), 1) if hit != invert]
 
 
-def scan_cards(vfs: VirtualFS, matcher: Matcher, first: int, last: int) -> Iterator[tuple[File, list[Hit]]]:
-    """The cards among first..last with matching lines, and those lines, in order.
+def scan_cards(
+    vfs: VirtualFS, matcher: Matcher, first: int, last: int, *, invert: bool = False, every: bool = False
+) -> list[tuple[File, list[Hit]]]:
+    """The cards among first..last with matching lines (every card if `every`), and those lines.
 
-    One regex (or `str.find`) pass over the joined cards: the cost follows the
-    number of matches, not of lines. A landing is widened to its line and, for a
-    regex, checked on the line alone (`a\\s+b` could span two lines). A card with
-    many matches is finished line by line, which is cheaper than landing on each.
+    One RE2 pass over the cached array of every card's lines; only the hits
+    come back to Python.
     """
-    text, starts = vfs.corpus()
-    find = _finder(vfs, matcher, text)
-    verify = None if matcher.literal is not None else matcher.line_test()
-    test = matcher.line_test()
-    pos, hi = starts[first], starts[last]
-    while pos < hi:
-        at = find(pos, hi)
-        if at < 0:
-            return
-        index = bisect.bisect_right(starts, at) - 1
-        hits = _card_hits(text, starts[index], starts[index + 1], at, find, verify, test)
-        if hits:
-            yield vfs.files[index], hits
-        pos = starts[index + 1]
-
-
-def _card_hits(
-    text: str,
-    lo: int,
-    hi: int,
-    at: int,
-    find: Callable[[int, int], int],
-    verify: Callable[[str], bool] | None,
-    test: Callable[[str], bool],
-) -> list[Hit]:
-    hits: list[Hit] = []
-    number, counted = 1, lo
-    while at >= 0:
-        line_start = text.rfind("\n", lo, at) + 1 or lo
-        number += text.count("\n", counted, line_start)
-        counted = line_start
-        if len(hits) >= _DENSE_CARD:
-            rest = text[line_start:hi].splitlines()
-            hits.extend((number + i, line) for i, line in enumerate(rest) if test(line))
-            return hits
-        line_end = text.find("\n", at, hi)
-        line_end = hi if line_end < 0 else line_end
-        line = text[line_start:line_end]
-        if verify is None or verify(line):
-            hits.append((number, line))
-        at = find(line_end + 1, hi) if line_end + 1 < hi else -1
-    return hits
-
-
-def _finder(vfs: VirtualFS, matcher: Matcher, text: str) -> Callable[[int, int], int]:
-    literal = matcher.literal
-    if literal and matcher.ignore_case:
-        folded = vfs.folded_corpus()
-        needle = literal.lower()
-        if folded is not None and len(needle) == len(literal):
-            return lambda pos, end: folded.find(needle, pos, end)
-    elif literal:
-        return lambda pos, end: text.find(literal, pos, end)
-    regex = matcher.regex
-
-    def search(pos: int, end: int) -> int:
-        found = regex.search(text, pos, end)
-        return found.start() if found is not None else -1
-
-    return search
+    cards = vfs.card_lines()
+    lo, hi = cards.starts[first], cards.starts[last]
+    lines = cards.lines.slice(lo, hi - lo)
+    mask = matcher.mask(lines)
+    found = pc.indices_nonzero(pc.invert(mask) if invert else mask)
+    owners = cards.owners.slice(lo, hi - lo).take(found).to_pylist()
+    texts = lines.take(found).to_pylist()
+    groups: dict[int, list[Hit]] = {i: [] for i in range(first, last)} if every else {}
+    starts = cards.starts
+    for owner, row, text in zip(owners, found.to_pylist(), texts, strict=True):
+        hits = groups.get(owner)
+        if hits is None:
+            hits = groups[owner] = []
+        hits.append((lo + row - starts[owner] + 1, text))
+    return [(vfs.files[i], hits) for i, hits in groups.items()]
 
 
 def _format(
@@ -345,9 +329,10 @@ def _format(
             lead = f"{name}:" if prefix else ""
             numbered = opts.has("n")
             if opts.has("o") and not opts.has("v"):
-                for number, line in hits:
+                found = matcher.only_matching([line for _, line in hits])
+                for (number, _), matches in zip(hits, found, strict=True):
                     head = f"{lead}{number}:" if numbered else lead
-                    lines.extend(head + m.group(0) for m in matcher.regex.finditer(line) if m.group(0))
+                    lines.extend(head + m for m in matches)
             elif numbered:
                 lines.extend(f"{lead}{number}:{line}" for number, line in hits)
             else:

@@ -3,8 +3,8 @@
 Person and model explore the same tree, so a card is plain text, one fact per
 line: `grep` over cards then answers questions like "which tables have an email
 column" with lines that name their table. Cards are rendered on first use and
-kept; a recursive grep searches one string holding every card, so directory
-order is file order and a directory is a contiguous slice of it.
+kept; a recursive grep searches one Arrow array holding every card's lines, so
+directory order is file order and a directory is a contiguous slice of it.
 """
 
 from __future__ import annotations
@@ -14,6 +14,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal
+
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from astro_tui.catalog.model import Catalog, Column, Table, quote_ident
 
@@ -161,6 +164,25 @@ class Dir:
 Node = Dir | File
 
 
+def string_array(lines: Sequence[str]) -> pa.Array:
+    """Lines as an Arrow string array; a lone surrogate (not UTF-8) becomes U+FFFD."""
+    try:
+        return pa.array(lines, pa.large_string())
+    except (UnicodeEncodeError, pa.ArrowException):
+        fixed = [line.encode("utf-8", "replace").decode("utf-8") for line in lines]
+        return pa.array(fixed, pa.large_string())
+
+
+@dataclass(frozen=True, slots=True)
+class CardLines:
+    """Every card's lines in file order: file i's lines are `lines[starts[i]:starts[i + 1]]`."""
+
+    lines: pa.Array
+    owners: pa.Array
+    """The file index of each line."""
+    starts: list[int]
+
+
 class VirtualFS:
     """The tree over one catalog, with cards rendered on demand and kept."""
 
@@ -169,8 +191,7 @@ class VirtualFS:
         self.root = Dir("/", "/", "root", None)
         self.files: list[File] = []
         self._cards: list[str | None] = []
-        self._corpus: tuple[str, list[int]] | None = None
-        self._folded_corpus: str | None = None
+        self._card_lines: CardLines | None = None
         self._incoming: dict[tuple[str, str], list[str]] | None = None
         self._lock = threading.Lock()
         self._build()
@@ -218,28 +239,21 @@ class VirtualFS:
             self._incoming = incoming
         return incoming.get((node.table.schema.lower(), node.table.name.lower()), [])
 
-    def corpus(self) -> tuple[str, list[int]]:
-        """Every card in file order as one string, and where each card starts (plus the end)."""
+    def card_lines(self) -> CardLines:
+        """Every card's lines (as `splitlines` gives them) in one array, built once, for grep."""
         with self._lock:
-            if self._corpus is None:
-                cards = [self.card(f) for f in self.files]
-                starts = [0] * (len(cards) + 1)
-                total = 0
-                for i, card in enumerate(cards):
-                    starts[i] = total
-                    total += len(card)
-                starts[-1] = total
-                self._corpus = ("".join(cards), starts)
-            return self._corpus
-
-    def folded_corpus(self) -> str | None:
-        """The corpus lowercased, for case-insensitive literal search; None if lowering changes lengths."""
-        text, _ = self.corpus()
-        with self._lock:
-            if self._folded_corpus is None:
-                lowered = text.lower()
-                self._folded_corpus = lowered if len(lowered) == len(text) else ""
-            return self._folded_corpus or None
+            if self._card_lines is None:
+                lines: list[str] = []
+                starts = [0] * (len(self.files) + 1)
+                for i, node in enumerate(self.files):
+                    starts[i] = len(lines)
+                    lines.extend(self.card(node).splitlines())
+                starts[-1] = len(lines)
+                array = string_array(lines)
+                lists = pa.ListArray.from_arrays(pa.array(starts, pa.int32()), array)
+                owners = pc.list_parent_indices(lists)
+                self._card_lines = CardLines(array, owners, starts)
+            return self._card_lines
 
     def node_for_table(self, table: Table) -> File | None:
         node = self.root

@@ -7,7 +7,9 @@ any statement from outside runs. `guard.check` is the parser half.
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import hashlib
 import shutil
 import tempfile
 import threading
@@ -55,14 +57,14 @@ class CancelToken:
             self.cancelled = True
             cursors = list(self._cursors)
         for cursor in cursors:
-            cursor.interrupt()
+            _interrupt(cursor)
 
     def _attach(self, cursor: duckdb.DuckDBPyConnection) -> None:
         with self._lock:
             self._cursors.add(cursor)
             cancelled = self.cancelled
         if cancelled:
-            cursor.interrupt()
+            _interrupt(cursor)
 
     def _detach(self, cursor: duckdb.DuckDBPyConnection) -> None:
         with self._lock:
@@ -81,7 +83,11 @@ class Database:
         self.label = label
         self.key = key
         self._shim_dir: Path | None = None
-        self._con = self._connect()
+        try:
+            self._con = self._connect()
+        except BaseException:
+            self._remove_shim()
+            raise
 
     @classmethod
     def open(
@@ -95,7 +101,8 @@ class Database:
         if specs:
             targets = resolve_targets(list(specs))
             label = " ".join(specs)
-            key = "-".join(t.name for t in targets)[:80]
+            where = hashlib.sha1("\0".join(str(p) for t in targets for p in t.paths).encode()).hexdigest()
+            key = "-".join(t.name for t in targets)[:60] + "-" + where[:8]
         else:
             from astro_tui.data.sample import ensure_sample
 
@@ -217,7 +224,7 @@ class Database:
 
         def on_timeout() -> None:
             timed_out.set()
-            cursor.interrupt()
+            _interrupt(cursor)
 
         if cancel is not None:
             cancel._attach(cursor)
@@ -249,6 +256,12 @@ class Database:
             raise QueryError(one_line(exc)) from None
         finally:
             cursor.close()
+
+
+def _interrupt(cursor: duckdb.DuckDBPyConnection) -> None:
+    """A statement may finish and close its cursor just as the limit or Esc fires."""
+    with contextlib.suppress(duckdb.Error):
+        cursor.interrupt()
 
 
 def _fetch(cursor: duckdb.DuckDBPyConnection, statement: str, cap: int | None) -> tuple[pa.Table, bool]:

@@ -8,26 +8,10 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-import re
 from typing import Any
 
+from astro_tui.data.inert import inert
 from astro_tui.data.results import QueryResult
-
-# C0/C1 controls (not newline or tab), the bidi overrides that make a printed line read
-# differently from its bytes, and lone surrogates, which no UTF-8 stream can print
-# (the same set as `agent.sanitize`).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-
-
-def inert(text: str, *, keep_newlines: bool = True) -> str:
-    """Make control characters visible (`\\x1b` → `\\x1b` literally) so a terminal executes none."""
-
-    def show(match: re.Match[str]) -> str:
-        code = ord(match.group())
-        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-    cleaned = _CONTROL.sub(show, text)
-    return cleaned if keep_newlines else cleaned.replace("\n", "\\n")
 
 
 def cell_text(value: Any, *, max_chars: int | None = None) -> str:

@@ -65,7 +65,10 @@ class Watchdog:
                     continue
                 heapq.heappop(self._heap)
             if not deadline.cancelled:
-                deadline.callback()
+                try:
+                    deadline.callback()
+                except Exception:  # one failed callback must not stop every later limit
+                    continue
 
 
 WATCHDOG = Watchdog()

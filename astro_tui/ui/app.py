@@ -535,9 +535,18 @@ class AstroApp(App[int]):
         if entry is None or not entry.sql_text.strip():
             self.notify("No SQL to copy yet: ask a question or run /sql.", severity="warning")
             return
-        where = copy_text(self, entry.sql_text)
+        # Copy what the SQL tab shows: a control character in the SQL (a string literal the
+        # model copied from the data) would act on the terminal it is pasted into; an ESC can
+        # end a bracketed paste and run the rest as typed commands.
+        sql = inert(entry.sql_text)
+        where = copy_text(self, sql)
         kind = "verified SQL" if entry.verified else "SQL"
-        self.notify(f"Copied the {kind} of {inert(entry.name)} to the {where}.", markup=False)
+        message = f"Copied the {kind} of {inert(entry.name)} to the {where}."
+        if sql != entry.sql_text:
+            message += " Its control characters are copied as visible \\x1b-style text, as shown."
+            self.notify(message, severity="warning", markup=False)
+            return
+        self.notify(message, markup=False)
 
     def action_export(self) -> None:
         entry = self.results.current

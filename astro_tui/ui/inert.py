@@ -7,27 +7,23 @@ control characters made visible, and never parsed as Rich markup.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from rich.text import Text
 
+from astro_tui.data.inert import UNSAFE_RE2
+from astro_tui.data.inert import inert as base_inert
+
 if TYPE_CHECKING:
     import pyarrow as pa
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-_CONTROL_RE2 = r"[\x00-\x08\x0b-\x1f\x7f-\x{9f}\x{202a}-\x{202e}\x{2066}-\x{2069}]"
-
-
-def _show(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+_CONTROL_RE2 = UNSAFE_RE2
 
 
 def inert(text: object, *, keep_newlines: bool = True) -> str:
-    """Control characters as visible `\\x1b`-style text; tabs kept, newlines kept unless asked."""
-    value = text if isinstance(text, str) else str(text)
-    cleaned = _CONTROL.sub(_show, value)
+    """Control characters as visible `\\x1b`-style text; tabs kept; newlines kept, or
+    folded to spaces for one-line places (titles, cells)."""
+    cleaned = base_inert(text if isinstance(text, str) else str(text))
     return cleaned if keep_newlines else cleaned.replace("\n", " ")
 
 

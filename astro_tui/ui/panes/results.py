@@ -225,6 +225,9 @@ class ResultsPane(Vertical):
         note.display = False
         table = DataTable(
             backend=backend,
+            # Column names come from the data: as `Text` they are never parsed as markup
+            # (the widget reads `str` labels with `Text.from_markup`, whatever `render_markup` says).
+            column_labels=[Text(name) for name in backend.columns],
             render_markup=False,
             max_column_content_width=48,
             null_rep="[dim]NULL[/]",

@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import re
 
-_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+"""C0/C1 controls but newline and tab, bidi controls, and lone surrogates."""
+
+UNSAFE_RE2 = r"[\x00-\x08\x0b-\x1f\x7f-\x{9f}\x{200e}\x{200f}\x{202a}-\x{202e}\x{2066}-\x{2069}]"
+"""The same set for RE2 (pyarrow.compute), minus surrogates, which valid UTF-8 cannot hold."""
 
 
 def _show(match: re.Match[str]) -> str:
@@ -20,8 +24,9 @@ def _show(match: re.Match[str]) -> str:
 def inert(text: str, *, keep_newlines: bool = True) -> str:
     """C0/C1 controls (except newline and tab), bidi controls and lone surrogates (a model's
     JSON may hold `\\ud800`; a UTF-8 stream cannot print one) become `\\x1b`-style text."""
-    cleaned = _UNSAFE.sub(_show, text)
-    return cleaned if keep_newlines else cleaned.replace("\n", "\\n")
+    if UNSAFE.search(text) is not None:
+        text = UNSAFE.sub(_show, text)
+    return text if keep_newlines else text.replace("\n", "\\n")
 
 
 def json_inert(text: str) -> str:
