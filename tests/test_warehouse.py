@@ -351,3 +351,15 @@ def test_context_notes_name_the_facts(con: duckdb.DuckDBPyConnection) -> None:
         assert fact in notes
     for status in ("pending", "shipped", "completed", "cancelled", "refunded"):
         assert f"`{status}`" in notes
+
+
+def test_ensure_sample_removes_builds_of_earlier_versions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ASTRO_CACHE_DIR", str(tmp_path))
+    stale = tmp_path / "warehouse-0123456789abcdef.duckdb"
+    stale.write_bytes(b"an older build")
+    monkeypatch.setattr(sample, "build_sample", lambda target, **_: target.write_bytes(b"new") and 0.0)
+    path = sample.ensure_sample()
+    assert path.is_file() and path != stale
+    assert not stale.exists()

@@ -83,13 +83,17 @@ def build_sample(target: Path, *, threads: int | None = None) -> float:
 
 def ensure_sample(on_build: Callable[[str], None] | None = None) -> Path:
     """The caller gets a message before the only slow step, so it can show it on
-    screen first; racing processes are safe because `build_sample` renames atomically."""
+    screen first; racing processes are safe because `build_sample` renames atomically.
+    Builds of earlier versions (~60 MB each) are removed once the new one exists."""
     path = sample_path()
     if path.is_file():
         return path
     if on_build is not None:
         on_build(f"Building the sample warehouse (first run, ~{BUILD_SECONDS_ESTIMATE} s)…")
     build_sample(path)
+    for stale in path.parent.glob("warehouse-*.duckdb"):
+        if stale != path:
+            stale.unlink(missing_ok=True)
     return path
 
 
