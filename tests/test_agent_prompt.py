@@ -51,3 +51,11 @@ def test_long_notes_are_cut_with_an_outline() -> None:
     assert capped.endswith("Call read_context for all of them.)")
     assert "More notes on: Part" in capped and "Part 11" in capped
     assert cap_notes("short") == "short"
+
+
+def test_notes_without_line_breaks_are_still_cut() -> None:
+    for notes in ("word " * 10_000, "x" * 100_000 + "\n## Later\nmore", "\n" + "y" * 100_000):
+        capped = cap_notes(notes)
+        assert len(capped) < MAX_NOTES_CHARS + 400, len(capped)
+        assert capped.endswith("Call read_context for all of them.)")
+    assert "More notes on: Later." in cap_notes("x" * 100_000 + "\n## Later\nmore")

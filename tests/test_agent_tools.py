@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import json
 import os
 import shutil
 import sys
 import tempfile
+import threading
 import types
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,13 +27,14 @@ from astro_tui.agent.conversations import (
 )
 from astro_tui.agent.events import Answer
 from astro_tui.agent.history import Entry, History, Turn
+from astro_tui.agent.loop import Agent
 from astro_tui.agent.registry import ToolOutcome, ToolRegistry
 from astro_tui.agent.tools import build_registry, call_summary
-from astro_tui.agent.tools.context import ToolContext
+from astro_tui.agent.tools.context import TURN_CANCEL, ToolContext
 from astro_tui.agent.workspace import Workspace, sql_description
 from astro_tui.catalog.introspect import load_catalog
 from astro_tui.config import Settings
-from astro_tui.data.database import Database
+from astro_tui.data.database import CancelToken, Database
 
 _BUILT: list[Path] = []
 
@@ -279,6 +282,58 @@ def test_sample_notes_are_seeded_on_first_read(tmp_path: Path, monkeypatch: pyte
     assert notes_path(tmp_path, "../../etc/passwd").parent == tmp_path / "context"
 
 
+def test_sample_notes_are_read_when_the_state_directory_cannot_be_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shop_db: Database
+) -> None:
+    fake = types.ModuleType("astro_tui.data.sample")
+    fake.context_notes = lambda: "# Sample warehouse\nRevenue excludes refunds.\n"  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "astro_tui.data.sample", fake)
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a directory")  # mkdir below it fails, even for root
+    notes = ContextNotes(blocked / "state", "sample")
+    assert "Revenue excludes refunds." in notes.read()
+    assert not notes.path.exists()
+    agent = Agent(shop_db, load_catalog(shop_db), shop_db.settings, state_dir=blocked / "state")
+    agent.notes = notes
+    assert "Revenue excludes refunds." in agent.system_prompt()
+
+
+async def test_reset_session_rebuilds_the_search_index_with_new_notes(
+    registry: ToolRegistry, ctx: ToolContext
+) -> None:
+    before = await call(registry, "search_metadata", queries=["zebra crossing"])
+    assert "matched context notes" not in before.content
+    await call(registry, "update_context", note="sales.customers: zebra crossing loyalty flag lives here")
+    ctx.reset_session()  # a new conversation
+    after = await call(registry, "search_metadata", queries=["zebra crossing"])
+    assert "sales.customers" in after.content and "context notes" in after.content
+
+
+async def test_tool_threads_keep_the_cancel_token_of_their_turn(ctx: ToolContext) -> None:
+    """The loop replaces `ctx.cancel` every turn; a thread of an earlier turn keeps its own token."""
+    first = ctx.cancel = CancelToken()
+    release = threading.Event()
+    seen: list[CancelToken] = []
+
+    def slow_tool() -> None:
+        release.wait(5)
+        seen.append(ctx.turn_cancel())
+
+    token = TURN_CANCEL.set(first)
+    try:
+        thread = asyncio.ensure_future(asyncio.to_thread(slow_tool))  # copies the context now
+    finally:
+        TURN_CANCEL.reset(token)
+    second = ctx.cancel = CancelToken()  # the next turn starts while the thread still runs
+    token = TURN_CANCEL.set(second)
+    try:
+        release.set()
+        await thread
+    finally:
+        TURN_CANCEL.reset(token)
+    assert seen == [first]
+
+
 # ---------------------------------------------------------------------------- output tools
 
 
@@ -481,6 +536,35 @@ def test_conversation_round_trip_and_listing(tmp_path: Path) -> None:
         load_conversation(tmp_path, "missing")
     with pytest.raises(ConversationError):
         load_conversation(tmp_path, "../secrets")
+
+
+@pytest.mark.parametrize(
+    "bad_line",
+    [
+        "[1, 2]",
+        '"just a string"',
+        '{"type": "turn", "index": 0, "question": "q", "workspace_next": "x"}',
+        '{"type": "turn", "index": 0, "question": "q", "workspace_next": null}',
+        '{"type": "message", "turn": 0}',
+        '{"type": "message", "turn": 0, "message": "hello"}',
+        '{"type": "message", "turn": 0, "message": {"role": "assistant", "tool_calls": 5}}',
+        '{"type": "message", "turn": 0, "message": {"role": "assistant", "tool_calls": [{"id": []}]}}',
+        "[" * 100_000,
+    ],
+)
+def test_malformed_conversation_files_are_errors_and_do_not_break_the_list(
+    tmp_path: Path, bad_line: str
+) -> None:
+    save_conversation(tmp_path, "good", _turns(), db_key="k", db_label="k", model="m", created="t")
+    path = save_conversation(tmp_path, "bad", _turns(), db_key="k", db_label="k", model="m", created="t")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    path.write_text("\n".join([*lines[:2], bad_line, *lines[2:]]) + "\n", encoding="utf-8")
+    with pytest.raises(ConversationError, match="line 3"):
+        load_conversation(tmp_path, "bad")
+    for header in ("[1]", '{"type": "header", "turns": "many"}', '{"type": "header", "model": [1]}'):
+        (tmp_path / "conversations" / "odd.jsonl").write_text(header + "\n", encoding="utf-8")
+        assert {c.id for c in list_conversations(tmp_path)} == {"good", "bad"}
+    assert load_conversation(tmp_path, "good")[1][0].question == "revenue by region?"
 
 
 def test_a_crash_while_saving_leaves_the_previous_version(

@@ -294,7 +294,7 @@ def test_fuzz_templates(fx: Fixture) -> None:
             assert isinstance(rendered, Rendered) and isinstance(rendered.text, str)
 
     check()
-    deep = "{{ " + "(" * 3000 + "1" + ")" * 3000 + " }}"  # once found by this fuzzer: RecursionError
+    deep = "{{ " + "(" * 3000 + "1" + ")" * 3000 + " }}"  # found while writing this: a RecursionError
     with pytest.raises(TemplateError, match="nesting too deep"):
         render(deep, fx.results)
     assert count[0] >= FUZZ_EXAMPLES["templates"]

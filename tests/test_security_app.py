@@ -35,11 +35,17 @@ from astro_tui.ui.widgets.tool_block import ToolBlock
 from tests.fake_openai import (
     FakeOpenAI,
     ScriptItem,
+    chunk,
     cut,
     error,
+    finish_chunk,
     reasoning_reply,
+    reply,
+    role_chunk,
+    split,
     stall,
     text_reply,
+    tool_call_chunks,
     tool_call_reply,
 )
 from tests.test_ui_support import SIZE, log_text, make_app, plain, ready, shop_db, submit, wait_until
@@ -141,6 +147,19 @@ FAULTS: list[Fault] = [
         unused=1,
     ),
     Fault("huge-text-reply", lambda: [text_reply("x" * HUGE, chunk_size=65_536)], "answer", "x" * 100),
+    Fault(
+        "huge-reasoning-and-message",
+        lambda: [
+            reply(
+                role_chunk(),
+                *(chunk({"reasoning_content": piece}) for piece in split("r" * HUGE, 65_536)),
+                *tool_call_chunks([("send_message", {"message": "y" * HUGE})], chunk_size=65_536),
+                finish_chunk("tool_calls"),
+            )
+        ],
+        "answer",
+        "y" * 100,
+    ),
 ]
 
 
@@ -281,6 +300,10 @@ async def test_fault_in_the_app(case: Fault, shop_db: Path, fake_openai: FakeOpe
             else:
                 assert errors == [], errors
                 assert case.expect in shown
+            if case.id.startswith("huge"):
+                assert "the rest is not shown here" in shown, "a huge text is cut on screen, with a note"
+                kept = json.dumps(turn_records(saved_lines(app), 1))
+                assert case.expect[0] * HUGE in kept, "the whole reply is in the saved conversation"
             # The earlier turn is still on screen and on disk, untouched.
             assert GOOD_QUESTION in shown and "There are 2000 orders." in shown
             assert len(app.conversation.query(AnswerCard)) >= 1

@@ -15,6 +15,7 @@ in the watched directory, and the key appears in no output, saved file or reques
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import shutil
@@ -299,8 +300,6 @@ async def test_obeying_injected_instructions_changes_and_leaks_nothing(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import io
-
     root, db = victim
     monkeypatch.setenv("OPENAI_API_KEY", KEY)  # where getenv() or /proc/self/environ would find it
     before = snapshot(root)
@@ -335,6 +334,8 @@ async def test_obeying_injected_instructions_changes_and_leaks_nothing(
         assert request.headers.get("authorization") == f"Bearer {KEY}"
         assert all(KEY not in v for k, v in request.headers.items() if k != "authorization")
     assert KEY not in out.getvalue() and KEY not in err.getvalue()
+    assert_inert(out.getvalue(), "stdout")
+    assert_inert(err.getvalue(), "stderr")
     for path in state.rglob("*"):
         if path.is_file():
             assert KEY not in path.read_text(encoding="utf-8"), path

@@ -12,6 +12,7 @@ import io
 import json
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -42,7 +43,7 @@ ECHOES: dict[str, list[ScriptItem]] = {
 
 
 @pytest.fixture(scope="module")
-def shop(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+def shop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Database]:
     db = Database.open([str(build_watched(tmp_path_factory.mktemp("secrets")))], Settings())
     yield db
     db.close()

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+import tracemalloc
 from decimal import Decimal
+from typing import Any
 
 import duckdb
 import pytest
 
+from astro_tui.agent import templates
 from astro_tui.agent.templates import (
     MAX_OUTPUT_CHARS,
     TemplateError,
@@ -199,3 +202,36 @@ def test_input_names_must_be_identifiers() -> None:
     problem = input_names_error(["total revenue", "1st", "for", "_x"])
     assert problem is not None
     assert "'total revenue'" in problem and "'1st'" in problem and "'for'" in problem and "'_x'" in problem
+
+
+def test_batch_is_bounded_before_it_allocates(inputs: dict[str, QueryResult]) -> None:
+    """`batch` pads its last batch to the batch size: a size of 3*10**7 used to build 240 MB first."""
+    tracemalloc.start()
+    try:
+        with pytest.raises(TemplateError, match="batch needs a whole number"):
+            render("{{ [1] | batch(3*10**7, 0) | first | length }}", inputs)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 20_000_000
+    out = render("{% for row in top.rows | batch(3, '-') %}{{ row | length }}{% endfor %}", inputs)
+    assert out.text == "3"
+    with pytest.raises(TemplateError, match="too much work"):
+        render("{% for i in range(10) %}{{ [i] | batch(90000, 0) | first | length }}{% endfor %}", inputs)
+    with pytest.raises(TemplateError, match="too much work"):  # constants are folded while compiling
+        render("{{ [1] | batch(90000, 0) | first | length }}" * 6, inputs)
+
+
+def test_a_template_is_parsed_once(inputs: dict[str, QueryResult], monkeypatch: pytest.MonkeyPatch) -> None:
+    env = templates._environment()
+    calls: list[str] = []
+    original = env._parse
+
+    def counting(source: str, name: str | None, filename: str | None) -> Any:
+        calls.append(source)
+        return original(source, name, filename)
+
+    monkeypatch.setattr(env, "_parse", counting)
+    out = render("{{ n.value }} orders, {{ 1234 }}", inputs)
+    assert out.text == "42 orders, 1234" and out.unverified_numbers == ("1234",)
+    assert len(calls) == 1

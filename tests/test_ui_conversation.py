@@ -5,11 +5,10 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
-from textual.widgets import Markdown
-
 from astro_tui.ui.panes.conversation import ReasoningBlock
 from astro_tui.ui.screens.resume import ResumeScreen
 from astro_tui.ui.widgets.answer_card import AnswerCard
+from astro_tui.ui.widgets.markdown_text import StreamingMarkdown
 from astro_tui.ui.widgets.tool_block import ToolBlock
 from tests.fake_openai import (
     FakeOpenAI,
@@ -67,7 +66,7 @@ async def test_a_streamed_answer_appears(shop_db: Path, fake_openai: FakeOpenAI)
         await ready(pilot)
         await submit(pilot, "how are orders spread?")
         await wait_until(pilot, lambda: not app.conversation.running)
-        markdown = app.conversation.log_view.query(Markdown).last()
+        markdown = app.conversation.log_view.query(StreamingMarkdown).last()
         assert markdown.source == text
         assert markdown.has_class("-unverified")
         shown = log_text(app)
@@ -194,7 +193,7 @@ async def test_model_text_renders_inert(shop_db: Path, fake_openai: FakeOpenAI) 
         await ready(pilot)
         await submit(pilot, "say something odd")
         await wait_until(pilot, lambda: not app.conversation.running)
-        source = app.conversation.log_view.query(Markdown).last().source
+        source = app.conversation.log_view.query(StreamingMarkdown).last().source
         assert "\x1b" not in source and "\\x1b]52" in source and "[bold]not markup[/bold]" in source
 
 

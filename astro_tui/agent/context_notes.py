@@ -6,6 +6,7 @@ change rewrites the file through a temp file, fsync and rename.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import threading
 from pathlib import Path
@@ -45,7 +46,9 @@ class ContextNotes:
                 return self.path.read_text(encoding="utf-8")
             seed = _seed(self.db_key)
             if seed:
-                atomic_write_text(self.path, seed)
+                # a state directory that cannot be written must not stop questions being answered
+                with contextlib.suppress(OSError):
+                    atomic_write_text(self.path, seed)
             return seed
 
     def append(self, note: str, *, now: dt.datetime | None = None) -> str:

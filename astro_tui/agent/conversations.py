@@ -13,12 +13,13 @@ import json
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
-from astro_tui.agent.history import Entry, Turn
+from astro_tui.agent.history import Entry, Turn, TurnStatus
 from astro_tui.agent.state import atomic_write_text
 
 FORMAT_VERSION = 1
+_STATUSES = frozenset(get_args(TurnStatus))
 
 
 class ConversationError(Exception):
@@ -45,7 +46,7 @@ def new_conversation_id(now: dt.datetime | None = None) -> str:
     return f"{(now or dt.datetime.now()).strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
 
 
-def _path(state_dir: Path, conversation_id: str) -> Path:
+def conversation_path(state_dir: Path, conversation_id: str) -> Path:
     if (
         not conversation_id
         or "/" in conversation_id
@@ -66,7 +67,24 @@ def save_conversation(
     model: str | None,
     created: str,
 ) -> Path:
-    path = _path(state_dir, conversation_id)
+    path = conversation_path(state_dir, conversation_id)
+    text = conversation_text(
+        conversation_id, turns, db_key=db_key, db_label=db_label, model=model, created=created
+    )
+    atomic_write_text(path, text)
+    return path
+
+
+def conversation_text(
+    conversation_id: str,
+    turns: list[Turn],
+    *,
+    db_key: str,
+    db_label: str,
+    model: str | None,
+    created: str,
+) -> str:
+    """The whole file: cheap to build, so the caller can take it where the turns cannot change."""
     header = {
         "type": "header",
         "version": FORMAT_VERSION,
@@ -98,8 +116,7 @@ def save_conversation(
             if entry.summary is not None:
                 record["summary"] = entry.summary
             lines.append(_dumps(record))
-    atomic_write_text(path, "\n".join(lines) + "\n")
-    return path
+    return "\n".join(lines) + "\n"
 
 
 def _dumps(record: dict[str, Any]) -> str:
@@ -107,8 +124,13 @@ def _dumps(record: dict[str, Any]) -> str:
 
 
 def load_conversation(state_dir: Path, conversation_id: str) -> tuple[dict[str, Any], list[Turn]]:
-    """The header and the turns; unreadable lines are an error rather than silently lost turns."""
-    path = _path(state_dir, conversation_id)
+    """The header and the turns; unreadable lines are an error rather than silently lost turns.
+
+    Anything that is not what `save_conversation` writes (a line that is not an
+    object, a turn number that is not a number, a message that is not a chat
+    message) raises ConversationError, never a stray TypeError or KeyError.
+    """
+    path = conversation_path(state_dir, conversation_id)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -122,22 +144,34 @@ def load_conversation(state_dir: Path, conversation_id: str) -> tuple[dict[str, 
             continue
         try:
             record = json.loads(line)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             raise ConversationError(f"conversation {conversation_id}: line {number} is not JSON") from None
-        kind = record.get("type")
+        problem = "is not a record" if not isinstance(record, dict) else None
+        kind = record.get("type") if problem is None else None
         if kind == "header":
             header = record
         elif kind == "turn":
-            turns.append(
-                Turn(
-                    question=str(record.get("question", "")),
-                    started=str(record.get("started", "")),
-                    status=record.get("status", "error"),
-                    workspace_next=int(record.get("workspace_next", 1)),
+            status = record.get("status", "error")
+            workspace_next = record.get("workspace_next", 1)
+            if not _is_int(workspace_next) or workspace_next < 1:
+                problem = "has a turn whose workspace_next is not a positive whole number"
+            else:
+                turns.append(
+                    Turn(
+                        question=str(record.get("question", "")),
+                        started=str(record.get("started", "")),
+                        status=status if status in _STATUSES else "error",
+                        workspace_next=workspace_next,
+                    )
                 )
-            )
         elif kind == "message" and turns:
-            turns[-1].entries.append(Entry(record["message"], record.get("summary")))
+            message, summary = record.get("message"), record.get("summary")
+            if not _is_message(message) or not (summary is None or isinstance(summary, str)):
+                problem = "has a message that is not a chat message"
+            else:
+                turns[-1].entries.append(Entry(message, summary))
+        if problem is not None:
+            raise ConversationError(f"conversation {conversation_id}: line {number} {problem}")
     if header is None:
         raise ConversationError(f"conversation {conversation_id} has no header line")
     for turn in turns:
@@ -156,23 +190,42 @@ def list_conversations(state_dir: Path, db_key: str | None = None) -> list[Conve
         try:
             with open(path, encoding="utf-8") as fh:
                 header = json.loads(fh.readline())
-        except (OSError, json.JSONDecodeError, UnicodeDecodeError):
+        except (OSError, ValueError, RecursionError):  # one bad file must not hide the others
             continue
         if not isinstance(header, dict) or header.get("type") != "header":
             continue
         if db_key is not None and header.get("db_key") != db_key:
+            continue
+        model, turns = header.get("model"), header.get("turns", 0)
+        if not _is_int(turns) or not (model is None or isinstance(model, str)):
             continue
         found.append(
             ConversationInfo(
                 id=path.stem,
                 path=path,
                 db_key=str(header.get("db_key", "")),
-                model=header.get("model"),
+                model=model,
                 created=str(header.get("created", "")),
                 updated=str(header.get("updated", "")),
                 title=str(header.get("title", "")),
-                turns=int(header.get("turns", 0)),
+                turns=turns,
             )
         )
     found.sort(key=lambda c: (c.updated, c.id), reverse=True)
     return found
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_message(message: Any) -> bool:
+    """A chat message as the history replays it: a role, and tool calls that each have an id."""
+    if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+        return False
+    calls = message.get("tool_calls")
+    if calls is None:
+        return True
+    return isinstance(calls, list) and all(
+        isinstance(c, dict) and isinstance(c.get("id"), str) for c in calls
+    )

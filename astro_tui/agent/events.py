@@ -1,7 +1,9 @@
 """What one turn of the agent emits, in order; the TUI and `astro ask` consume the same stream.
 
 These are plain frozen dataclasses so they cross threads and asyncio tasks
-freely and can be posted as Textual messages without conversion.
+freely and can be posted as Textual messages without conversion. `TextDelta`
+and `ReasoningDelta` are the model client's own classes: the loop passes each
+token on as it arrived rather than wrapping it again.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from astro_tui.data.results import QueryResult
+from astro_tui.llm.messages import ReasoningDelta, TextDelta
 
 AnswerKind = Literal["result", "observation", "chart", "message", "unverified"]
 ChartKind = Literal["bar", "line", "scatter", "hist"]
@@ -17,22 +20,13 @@ DoneReason = Literal["answer", "text", "limit", "error", "cancelled"]
 
 
 @dataclass(frozen=True, slots=True)
-class TextDelta:
-    """A piece of the model's own words (unverified until an output tool succeeds)."""
-
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class ReasoningDelta:
-    """Reasoning text from servers that stream it; shown dimmed, never as the answer."""
-
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
 class ToolCallStarted:
-    """The model began a tool call: the name is known, arguments are still streaming."""
+    """A tool call is about to run: the model's reply is complete, and this call is next.
+
+    Emitted once per call that runs, right before its `ToolCallFinished` (which
+    carries the parsed arguments) and then its `ToolResult`; calls that are not
+    run (after an answer, past the call limit) get no events.
+    """
 
     call_id: str
     name: str
@@ -148,6 +142,25 @@ class Done:
     usage: UsageEvent = field(default_factory=UsageEvent)
     completions: int = 0
 
+
+__all__ = [
+    "AgentEvent",
+    "Answer",
+    "AnswerKind",
+    "AnswerTable",
+    "ChartKind",
+    "ChartSpec",
+    "Done",
+    "DoneReason",
+    "ErrorEvent",
+    "ReasoningDelta",
+    "RetryEvent",
+    "TextDelta",
+    "ToolCallFinished",
+    "ToolCallStarted",
+    "ToolResult",
+    "UsageEvent",
+]
 
 AgentEvent = (
     TextDelta

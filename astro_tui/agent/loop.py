@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+import threading
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -19,16 +20,19 @@ from pathlib import Path
 from typing import Any
 
 from astro_tui.agent.context_notes import ContextNotes
-from astro_tui.agent.conversations import load_conversation, new_conversation_id, save_conversation
+from astro_tui.agent.conversations import (
+    conversation_path,
+    conversation_text,
+    load_conversation,
+    new_conversation_id,
+)
 from astro_tui.agent.events import (
     AgentEvent,
     Answer,
     Done,
     DoneReason,
     ErrorEvent,
-    ReasoningDelta,
     RetryEvent,
-    TextDelta,
     ToolCallFinished,
     ToolCallStarted,
     ToolResult,
@@ -37,15 +41,15 @@ from astro_tui.agent.events import (
 from astro_tui.agent.history import Entry, History, Turn, TurnStatus, short_summary
 from astro_tui.agent.prompts import system_prompt
 from astro_tui.agent.registry import ParsedCall, ToolOutcome, ToolRegistry
+from astro_tui.agent.state import atomic_write_text
 from astro_tui.agent.templates import MAX_OUTPUT_CHARS, numbers_in_text
 from astro_tui.agent.tools import ToolContext, build_registry, call_summary
+from astro_tui.agent.tools.context import TURN_CANCEL
 from astro_tui.agent.workspace import Workspace
 from astro_tui.catalog.model import Catalog
 from astro_tui.config import Settings
 from astro_tui.data.database import CancelToken, Database
 from astro_tui.llm import ChatClient, Completion, LLMError, deadline_error, truncation_error
-from astro_tui.llm import ReasoningDelta as LLMReasoning
-from astro_tui.llm import TextDelta as LLMText
 
 CALLS_LEFT_WARNING = 3
 
@@ -84,6 +88,25 @@ class _Tally:
 @dataclass(frozen=True, slots=True)
 class _Failure:
     error: BaseException
+
+
+class _Stop(Exception):
+    """Ends a turn without an answer: `_turn` records the note, then yields the error and Done."""
+
+    def __init__(self, message: str, kind: str, reason: DoneReason) -> None:
+        super().__init__(message)
+        self.message = message
+        self.kind = kind
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class _Snapshot:
+    """The conversation file's text, taken on the event loop, where the turns cannot change."""
+
+    generation: int
+    path: Path
+    text: str
 
 
 @dataclass
@@ -131,6 +154,9 @@ class Agent:
         self._system: str | None = None
         self._running = False
         self.last_timings = TurnTimings()
+        self._save_lock = threading.Lock()
+        self._snapshots = 0
+        self._written = 0
 
     # ------------------------------------------------------------------ session
 
@@ -203,34 +229,55 @@ class Agent:
             raise RuntimeError("a turn is running; cancel it first")
 
     def _save(self) -> None:
+        snapshot = self._snapshot()
+        if snapshot is not None:
+            self._write(snapshot)
+
+    def _snapshot(self) -> _Snapshot | None:
         if not self._history.turns:
-            return
-        with contextlib.suppress(OSError):  # a read-only project directory must not stop answering
-            save_conversation(
-                self.state_dir,
-                self.conversation_id,
-                self._history.turns,
-                db_key=self.db.key,
-                db_label=self.db.label,
-                model=self.model,
-                created=self._created,
-            )
+            return None
+        self._snapshots += 1
+        text = conversation_text(
+            self.conversation_id,
+            self._history.turns,
+            db_key=self.db.key,
+            db_label=self.db.label,
+            model=self.model,
+            created=self._created,
+        )
+        return _Snapshot(self._snapshots, conversation_path(self.state_dir, self.conversation_id), text)
+
+    def _write(self, snapshot: _Snapshot) -> None:
+        """Write (with fsync) in any thread; a snapshot older than the one on disk is dropped."""
+        with self._save_lock:
+            if snapshot.generation < self._written:
+                return
+            self._written = snapshot.generation
+            with contextlib.suppress(OSError):  # a read-only project directory must not stop answering
+                atomic_write_text(snapshot.path, snapshot.text)
 
     # ------------------------------------------------------------------ one turn
 
     async def run(self, question: str) -> AsyncIterator[AgentEvent]:
-        """Events of one turn, ending with Done; raises nothing but CancelledError."""
+        """Events of one turn, ending with Done.
+
+        Raises RuntimeError on the first iteration if another turn of this agent is
+        still running; otherwise nothing but CancelledError (when the consumer
+        cancels): any failure inside the turn becomes an ErrorEvent and a Done.
+        """
         self._check_idle()
         self._running = True
         started = time.perf_counter()
         tally = _Tally()
         self._ctx.cancel = CancelToken()
         turn = self._history.begin(question, self.workspace.next_index)
+        cancelled = False
         try:
             async with contextlib.aclosing(self._turn(turn, tally)) as events:
                 async for event in events:
                     yield event
         except (asyncio.CancelledError, GeneratorExit):
+            cancelled = True
             self._ctx.cancel.cancel()
             self._finish(turn, "cancelled", "(The person cancelled this question before it was answered.)")
             raise
@@ -243,15 +290,23 @@ class Agent:
             if turn.status == "open":
                 self._finish(turn, "error", "(This question was not answered.)")
             turn.workspace_next = self.workspace.next_index
-            self._save()
-            self._running = False
-            self.last_timings = TurnTimings(
-                total_s=time.perf_counter() - started,
-                model_s=tally.model_s,
-                tools_s=tally.tools_s,
-                tool_calls=tally.tool_calls,
-                completions=tally.completions,
-            )
+            try:
+                snapshot = self._snapshot()
+                if snapshot is None:
+                    pass
+                elif cancelled:  # no awaiting while being cancelled or closed: write it here
+                    self._write(snapshot)
+                else:  # a whole file and an fsync: not on the event loop
+                    await asyncio.to_thread(self._write, snapshot)
+            finally:
+                self._running = False
+                self.last_timings = TurnTimings(
+                    total_s=time.perf_counter() - started,
+                    model_s=tally.model_s,
+                    tools_s=tally.tools_s,
+                    tool_calls=tally.tool_calls,
+                    completions=tally.completions,
+                )
 
     def _finish(self, turn: Turn, status: TurnStatus, note: str | None = None) -> None:
         if turn.status != "open":
@@ -270,151 +325,141 @@ class Agent:
         return self._client
 
     async def _turn(self, turn: Turn, tally: _Tally) -> AsyncIterator[AgentEvent]:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.settings.turn_deadline_s
-        client = self._client_or_error()
-        if isinstance(client, LLMError):
-            self._finish(turn, "error", f"(Not answered: {client.message})")
-            yield ErrorEvent(client.message, kind=client.kind)
-            yield tally.done("error")
-            return
-        limits = self.settings
-        while True:
-            if tally.completions >= limits.max_completions:
-                message = (
-                    f"stopped after {tally.completions} model replies without an answer "
-                    f"(max_completions = {limits.max_completions}); try a narrower question"
-                )
-                self._finish(turn, "limit", f"(Not answered: {message}.)")
-                yield ErrorEvent(message, kind="limit")
-                yield tally.done("limit")
-                return
-
-            completion: Completion | None = None
-            began = time.perf_counter()
-            try:
-                async with contextlib.aclosing(self._stream(client, deadline)) as stream:
-                    async for item in stream:
-                        if isinstance(item, LLMText):
-                            yield TextDelta(item.text)
-                        elif isinstance(item, LLMReasoning):
-                            yield ReasoningDelta(item.text)
-                        elif isinstance(item, RetryEvent):
-                            yield item
-                        elif isinstance(item, Completion):
-                            completion = item
-            except LLMError as err:
-                self._finish(turn, "error", f"(Not answered: {err.message}.)")
-                yield ErrorEvent(err.message, kind=err.kind)
-                yield tally.done("error")
-                return
-            except TimeoutError:
-                message = deadline_error(limits.turn_deadline_s).message
-                self._finish(turn, "limit", f"(Not answered: {message}.)")
-                yield ErrorEvent(message, kind="timeout")
-                yield tally.done("limit")
-                return
-            finally:
-                tally.model_s += time.perf_counter() - began
-
-            tally.completions += 1
-            if completion is None:
-                completion = Completion(truncated=True)
-            usage = tally.add(completion)
-            if usage is not None:
-                yield usage
-            if completion.truncated:
-                err = truncation_error(completion)
-                self._finish(turn, "error", f"(Not answered: {err.message}.)")
-                yield ErrorEvent(err.message, kind=err.kind)
-                yield tally.done("error")
-                return
-
-            if not completion.tool_calls:
-                text = completion.text.strip()
-                if not text:
-                    message = "the model returned an empty reply; ask again or try another model"
-                    self._finish(turn, "error", f"(Not answered: {message}.)")
-                    yield ErrorEvent(message, kind="empty")
-                    yield tally.done("error")
-                    return
-                turn.entries.append(Entry({"role": "assistant", "content": completion.text}))
-                self._finish(turn, "text")
-                if completion.finish_reason == "length":
-                    yield ErrorEvent(
-                        "the model's reply reached its length limit and may be cut short", "warning"
+        """The rounds of one turn; every way of ending without an answer raises `_Stop`."""
+        try:
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + self.settings.turn_deadline_s
+            client = self._client_or_error()
+            if isinstance(client, LLMError):
+                raise _Stop(client.message, client.kind, "error")
+            limits = self.settings
+            while True:
+                if tally.completions >= limits.max_completions:
+                    raise _Stop(
+                        f"stopped after {tally.completions} model replies without an answer "
+                        f"(max_completions = {limits.max_completions}); try a narrower question",
+                        "limit",
+                        "limit",
                     )
-                yield Answer(
-                    kind="unverified",
-                    text=text,
-                    verified=False,
-                    # the whole text is unverified; scanning a huge reply would stall the loop
-                    unverified_numbers=tuple(dict.fromkeys(numbers_in_text(text[:MAX_OUTPUT_CHARS]))),
-                )
-                yield tally.done("text")
-                return
 
-            calls = [
-                self.registry.parse(self._unique_id(c.id), c.name, c.arguments) for c in completion.tool_calls
-            ]
-            turn.entries.append(Entry(_assistant_message(completion.text, calls)))
-            answer: Answer | None = None
-            for call in calls:
-                if answer is not None:
-                    turn.entries.append(_tool_entry(call, "not run: the turn already ended with an answer"))
-                    continue
-                if tally.tool_calls >= limits.max_tool_calls:
-                    turn.entries.append(_tool_entry(call, "not run: the tool call limit was reached"))
-                    continue
-                tally.tool_calls += 1
-                yield ToolCallStarted(call.call_id, call.name)
-                yield ToolCallFinished(
-                    call.call_id, call.name, call.arguments, call_summary(call.name, call.arguments)
-                )
+                completion: Completion | None = None
                 began = time.perf_counter()
                 try:
-                    async with asyncio.timeout_at(deadline):
-                        outcome = await self.registry.invoke(call)
+                    async with contextlib.aclosing(self._stream(client, deadline)) as stream:
+                        async for item in stream:
+                            if isinstance(item, Completion):
+                                completion = item
+                            else:  # TextDelta, ReasoningDelta, RetryEvent: events as they are
+                                yield item
+                except LLMError as err:
+                    raise _Stop(err.message, err.kind, "error") from None
                 except TimeoutError:
-                    self._ctx.cancel.cancel()
-                    message = (
-                        f"the turn ran past its {limits.turn_deadline_s:g} s deadline while {call.name} "
-                        "was running; ask again or raise turn_deadline_s"
-                    )
-                    self._finish(turn, "limit", f"(Not answered: {message}.)")
-                    yield ErrorEvent(message, kind="timeout")
-                    yield tally.done("limit")
-                    return
+                    raise _Stop(deadline_error(limits.turn_deadline_s).message, "timeout", "limit") from None
                 finally:
-                    tally.tools_s += time.perf_counter() - began
-                content = self._with_budget_hint(outcome, call, tally)
-                turn.entries.append(_tool_entry(call, content, outcome.summary or short_summary(content)))
-                yield ToolResult(
-                    call.call_id,
-                    call.name,
-                    outcome.ok,
-                    content,
-                    outcome.elapsed_ms,
-                    outcome.result,
-                    outcome.result_name,
-                )
-                if call.is_output and outcome.ok and isinstance(outcome.value, Answer):
-                    answer = outcome.value
+                    tally.model_s += time.perf_counter() - began
 
-            if answer is not None:
-                self._finish(turn, "answer", f"(Answered with {_answer_tool(answer)}.)")
-                yield answer
-                yield tally.done("answer")
-                return
-            if tally.tool_calls >= limits.max_tool_calls:
-                message = (
-                    f"stopped after {tally.tool_calls} tool calls without an answer "
-                    f"(max_tool_calls = {limits.max_tool_calls}); try a narrower question"
-                )
-                self._finish(turn, "limit", f"(Not answered: {message}.)")
-                yield ErrorEvent(message, kind="limit")
-                yield tally.done("limit")
-                return
+                tally.completions += 1
+                if completion is None:
+                    completion = Completion(truncated=True)
+                usage = tally.add(completion)
+                if usage is not None:
+                    yield usage
+                if completion.truncated:
+                    err = truncation_error(completion)
+                    raise _Stop(err.message, err.kind, "error")
+
+                if not completion.tool_calls:
+                    text = completion.text.strip()
+                    if not text:
+                        raise _Stop(
+                            "the model returned an empty reply; ask again or try another model",
+                            "empty",
+                            "error",
+                        )
+                    turn.entries.append(Entry({"role": "assistant", "content": completion.text}))
+                    self._finish(turn, "text")
+                    if completion.finish_reason == "length":
+                        yield ErrorEvent(
+                            "the model's reply reached its length limit and may be cut short", "warning"
+                        )
+                    yield Answer(
+                        kind="unverified",
+                        text=text,
+                        verified=False,
+                        # the whole text is unverified; scanning a huge reply would stall the loop
+                        unverified_numbers=tuple(dict.fromkeys(numbers_in_text(text[:MAX_OUTPUT_CHARS]))),
+                    )
+                    yield tally.done("text")
+                    return
+
+                calls = [
+                    self.registry.parse(self._unique_id(c.id), c.name, c.arguments)
+                    for c in completion.tool_calls
+                ]
+                turn.entries.append(Entry(_assistant_message(completion.text, calls)))
+                answer: Answer | None = None
+                for call in calls:
+                    if answer is not None:
+                        turn.entries.append(
+                            _tool_entry(call, "not run: the turn already ended with an answer")
+                        )
+                        continue
+                    if tally.tool_calls >= limits.max_tool_calls:
+                        turn.entries.append(_tool_entry(call, "not run: the tool call limit was reached"))
+                        continue
+                    tally.tool_calls += 1
+                    yield ToolCallStarted(call.call_id, call.name)
+                    yield ToolCallFinished(
+                        call.call_id, call.name, call.arguments, call_summary(call.name, call.arguments)
+                    )
+                    began = time.perf_counter()
+                    # The tool's thread copies this context: it keeps this turn's token even if it
+                    # outlives the turn (the next turn replaces `self._ctx.cancel`).
+                    token = TURN_CANCEL.set(self._ctx.cancel)
+                    try:
+                        async with asyncio.timeout_at(deadline):
+                            outcome = await self.registry.invoke(call)
+                    except TimeoutError:
+                        self._ctx.cancel.cancel()
+                        raise _Stop(
+                            f"the turn ran past its {limits.turn_deadline_s:g} s deadline while {call.name} "
+                            "was running; ask again or raise turn_deadline_s",
+                            "timeout",
+                            "limit",
+                        ) from None
+                    finally:
+                        TURN_CANCEL.reset(token)
+                        tally.tools_s += time.perf_counter() - began
+                    content = self._with_budget_hint(outcome, call, tally)
+                    turn.entries.append(_tool_entry(call, content, outcome.summary or short_summary(content)))
+                    yield ToolResult(
+                        call.call_id,
+                        call.name,
+                        outcome.ok,
+                        content,
+                        outcome.elapsed_ms,
+                        outcome.result,
+                        outcome.result_name,
+                    )
+                    if call.is_output and outcome.ok and isinstance(outcome.value, Answer):
+                        answer = outcome.value
+
+                if answer is not None:
+                    self._finish(turn, "answer", f"(Answered with {_answer_tool(answer)}.)")
+                    yield answer
+                    yield tally.done("answer")
+                    return
+                if tally.tool_calls >= limits.max_tool_calls:
+                    raise _Stop(
+                        f"stopped after {tally.tool_calls} tool calls without an answer "
+                        f"(max_tool_calls = {limits.max_tool_calls}); try a narrower question",
+                        "limit",
+                        "limit",
+                    )
+        except _Stop as stop:
+            self._finish(turn, stop.reason, f"(Not answered: {stop.message}.)")
+            yield ErrorEvent(stop.message, kind=stop.kind)
+            yield tally.done(stop.reason)
 
     def _with_budget_hint(self, outcome: ToolOutcome, call: ParsedCall, tally: _Tally) -> str:
         left = self.settings.max_tool_calls - tally.tool_calls
@@ -439,8 +484,10 @@ class Agent:
     async def _stream(self, client: ChatClient, deadline: float) -> AsyncIterator[Any]:
         """Model items and retry notices, merged: a retry is announced while the client waits.
 
-        The stream runs in its own task feeding a queue, so the deadline applies
-        without ever spanning a `yield`, and closing this generator closes the stream.
+        The stream runs in its own task feeding a queue, under one timer for the
+        deadline (a timeout must never span a `yield`: it would cancel whatever the
+        consumer is doing, so it lives in the task). Past the deadline the task
+        posts a TimeoutError, raised here; closing this generator closes the stream.
         """
         queue: asyncio.Queue[Any] = asyncio.Queue()
         messages = self.messages()
@@ -448,13 +495,14 @@ class Agent:
 
         async def pump() -> None:
             try:
-                stream = client.stream(
-                    messages, schemas, on_retry=lambda text: queue.put_nowait(RetryEvent(text))
-                )
-                async with contextlib.aclosing(stream) as items:
-                    async for item in items:
-                        queue.put_nowait(item)
-            except Exception as exc:
+                async with asyncio.timeout_at(deadline):
+                    stream = client.stream(
+                        messages, schemas, on_retry=lambda text: queue.put_nowait(RetryEvent(text))
+                    )
+                    async with contextlib.aclosing(stream) as items:
+                        async for item in items:
+                            queue.put_nowait(item)
+            except Exception as exc:  # TimeoutError past the deadline
                 queue.put_nowait(_Failure(exc))
             else:
                 queue.put_nowait(_STREAM_END)
@@ -462,8 +510,7 @@ class Agent:
         task = asyncio.create_task(pump(), name="astro-model-stream")
         try:
             while True:
-                async with asyncio.timeout_at(deadline):
-                    item = await queue.get()
+                item = await queue.get()
                 if item is _STREAM_END:
                     return
                 if isinstance(item, _Failure):

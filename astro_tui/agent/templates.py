@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from jinja2 import StrictUndefined, TemplateSyntaxError, Undefined, UndefinedError, nodes
+from jinja2 import StrictUndefined, Template, TemplateSyntaxError, Undefined, UndefinedError, nodes
 from jinja2.defaults import DEFAULT_FILTERS
 from jinja2.exceptions import SecurityError
 from jinja2.exceptions import TemplateError as JinjaTemplateError
@@ -337,8 +337,16 @@ def f_replace(value: Any, old: str, new: str, count: int | None = None) -> str:
     return text.replace(old, new) if count is None else text.replace(old, new, int(count))
 
 
+def f_batch(value: Any, linecount: Any, fill_with: Any = None) -> Iterator[list[Any]]:
+    """Jinja's `batch`, with the batch size bounded: `fill_with` pads the last batch to it."""
+    if not _is_int(linecount) or not 1 <= linecount <= MAX_SIZE:
+        raise TemplateError(f"batch needs a whole number from 1 to {MAX_SIZE:,}")
+    _charge(linecount)
+    return DEFAULT_FILTERS["batch"](value, linecount, fill_with)
+
+
 _ALLOWED_FILTERS = (
-    "abs", "attr", "batch", "capitalize", "count", "d", "default", "dictsort", "first", "float",
+    "abs", "attr", "capitalize", "count", "d", "default", "dictsort", "first", "float",
     "groupby", "int", "items", "last", "length", "list", "lower", "map", "max", "min", "reject",
     "rejectattr", "reverse", "round", "select", "selectattr", "sort", "string", "sum", "title",
     "trim", "truncate", "unique", "upper", "wordcount",
@@ -366,6 +374,7 @@ def _filters() -> dict[str, Callable[..., Any]]:
         money=_charged(f_money),
         percent=_charged(f_percent),
         date=_charged(f_date),
+        batch=_charged(f_batch),
         join=f_join,
         replace=_charged(f_replace),
         _astro_loop=_counted,
@@ -623,20 +632,39 @@ _JINJA_WORDS = frozenset(
 def render(
     template: str, inputs: Mapping[str, QueryResult], *, max_chars: int = MAX_OUTPUT_CHARS
 ) -> Rendered:
-    """Render over fresh results; every failure is a TemplateError the model can act on."""
-    env = _environment()
-    names = ", ".join(inputs) or "(none)"
+    """Render over fresh results; every failure is a TemplateError the model can act on.
+
+    The budget covers compiling too: Jinja's optimizer runs filters over constants
+    (`[1] | batch(90000)`) while it compiles.
+    """
+    token = _budget.set(_Budget(MAX_WORK, MAX_SECONDS))
     try:
-        compiled = env.from_string(template)
-        tree = env.parse(template)
+        compiled, numbers = _compile(template)
+        text = _generate(compiled, inputs, max_chars)
+    finally:
+        _budget.reset(token)
+    return Rendered(text, numbers)
+
+
+def _compile(template: str) -> tuple[Template, tuple[str, ...]]:
+    """Parse once; the literal numbers are read before compiling, which folds constants in place."""
+    env = _environment()
+    try:
+        tree = env.parse(template)  # refused nodes checked, loops routed through the budget
+        numbers = tuple(literal_numbers(tree))
+        return env.from_string(tree), numbers
+    except TemplateError:
+        raise
     except TemplateSyntaxError as exc:
         raise TemplateError(f"template syntax error on line {exc.lineno}: {exc.message}") from None
     except JinjaTemplateError as exc:
         raise TemplateError(f"template error: {exc}") from None
     except RecursionError:  # Jinja's parser recurses per bracket: `{{ ((((…1…)))) }}`
         raise TemplateError("template syntax error: nesting too deep") from None
+
+
+def _generate(compiled: Template, inputs: Mapping[str, QueryResult], max_chars: int) -> str:
     views = {name: ResultView(result) for name, result in inputs.items()}
-    token = _budget.set(_Budget(MAX_WORK, MAX_SECONDS))
     parts: list[str] = []
     total = 0
     try:
@@ -653,7 +681,7 @@ def render(
     except UndefinedError as exc:
         message = str(exc)
         if "is undefined" in message and "'" in message:
-            message += f"; the inputs are: {names}"
+            message += f"; the inputs are: {', '.join(inputs) or '(none)'}"
         raise TemplateError(f"template error: {message}") from None
     except SecurityError as exc:
         raise TemplateError(f"template refused: {exc}") from None
@@ -664,6 +692,4 @@ def render(
     except Exception as exc:
         detail = " ".join(str(exc).split())[:300]
         raise TemplateError(f"template error: {type(exc).__name__}: {detail}") from None
-    finally:
-        _budget.reset(token)
-    return Rendered("".join(parts).strip(), tuple(literal_numbers(tree)))
+    return "".join(parts).strip()

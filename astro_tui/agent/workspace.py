@@ -49,9 +49,15 @@ class Workspace:
     def next_index(self) -> int:
         return self._next
 
-    def add(self, result: QueryResult, *, description: str | None = None) -> WorkspaceEntry:
-        """Name and store a result; the oldest entries go once there are too many to keep."""
-        description = description or result.description or sql_description(result.sql)
+    def add(
+        self, result: QueryResult, *, description: str | None = None, sql: str | None = None
+    ) -> WorkspaceEntry:
+        """Name and store a result; the oldest entries go once there are too many to keep.
+
+        `sql` is the statement as written: its leading `-- comment` is the description
+        (the guard strips comments, so `result.sql` has none).
+        """
+        description = description or result.description or sql_description(sql or result.sql)
         if description and result.description != description:
             result = dataclasses.replace(result, description=description)
         with self._lock:

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from astro_tui.catalog.model import Catalog, Column, ForeignKey, Schema, Table, quote_ident
-from astro_tui.data.database import Database
+from astro_tui.data.database import CancelToken, Database
 from astro_tui.data.results import QueryResult
 
 _HIDDEN_SCHEMAS = ("information_schema", "pg_catalog")
@@ -142,17 +142,22 @@ def exact_row_count(db: Database, table: Table) -> int:
     return int(result.table.column(0)[0].as_py())
 
 
-def sample_values(db: Database, table: Table, *, limit: int = 5) -> QueryResult:
+def sample_values(
+    db: Database, table: Table, *, limit: int = 5, cancel: CancelToken | None = None
+) -> QueryResult:
     """The first rows of a table: the preview the catalog pane and `show_table` show."""
-    return db.execute(f"SELECT * FROM {table.sql_name} LIMIT {int(limit)}", row_cap=limit)
+    return db.execute(f"SELECT * FROM {table.sql_name} LIMIT {int(limit)}", row_cap=limit, cancel=cancel)
 
 
-def distinct_values(db: Database, table: Table, column: str, *, limit: int = 5) -> list[Any]:
+def distinct_values(
+    db: Database, table: Table, column: str, *, limit: int = 5, cancel: CancelToken | None = None
+) -> list[Any]:
     """A few distinct non-null values of one column, most frequent first."""
     col = quote_ident(column)
     result = db.execute(
         f"SELECT {col} FROM {table.sql_name} WHERE {col} IS NOT NULL "
         f"GROUP BY {col} ORDER BY count(*) DESC, {col} LIMIT {int(limit)}",
         row_cap=limit,
+        cancel=cancel,
     )
     return result.table.column(0).to_pylist()

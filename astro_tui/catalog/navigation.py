@@ -150,7 +150,8 @@ SAMPLE_SPEC = OptionSpec(values="nc", long={"lines": "n", "column": "c"}, numeri
 def sample(ctx: ShellContext, words: list[Word], stdin: list[str] | None) -> Output:
     """Real rows from the database: the only command that runs a query."""
     opts = parse_options(words, SAMPLE_SPEC)
-    limit = opts.int_value("n", 5, minimum=1)
+    # more rows than the shell shows would only be fetched to be cut
+    limit = min(opts.int_value("n", 5, minimum=1), max(1, ctx.max_lines))
     column = opts.value("c")
     out = Output()
     if not opts.operands:
@@ -184,7 +185,7 @@ def _sample_rows(ctx: ShellContext, node: File, limit: int, out: Output, command
         out.error(f"{command}: no database is connected")
         return
     try:
-        result = sample_values(ctx.db, node.table, limit=limit)
+        result = sample_values(ctx.db, node.table, limit=limit, cancel=ctx.cancel)
     except DataError as exc:
         out.error(f"{command}: {node.path}: {exc}")
         return
@@ -208,7 +209,7 @@ def _sample_column(ctx: ShellContext, node: File, column: str, limit: int, out: 
         out.error(f"sample: {node.path}: no column '{column}'")
         return
     try:
-        values = distinct_values(ctx.db, node.table, found.name, limit=limit)
+        values = distinct_values(ctx.db, node.table, found.name, limit=limit, cancel=ctx.cancel)
     except DataError as exc:
         out.error(f"sample: {node.path}: {exc}")
         return

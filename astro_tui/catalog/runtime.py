@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -12,7 +13,7 @@ from astro_tui.catalog.syntax import Word
 from astro_tui.catalog.vfs import File, Node, VirtualFS
 
 if TYPE_CHECKING:
-    from astro_tui.data.database import Database
+    from astro_tui.data.database import CancelToken, Database
 
 EXIT_OK = 0
 EXIT_FAIL = 1
@@ -47,6 +48,10 @@ class Operand:
         return self.resolved.node if self.resolved else None
 
 
+RUN_CANCEL: ContextVar[CancelToken | None] = ContextVar("astro_shell_cancel", default=None)
+"""The token of the command line running in this thread (`Shell.run(..., cancel=)`)."""
+
+
 @dataclass(slots=True)
 class ShellContext:
     vfs: VirtualFS
@@ -54,10 +59,17 @@ class ShellContext:
     cwd: str = "/"
     oldpwd: str = "/"
     run_line: Callable[[list[Word], list[str] | None], Output] | None = None
+    max_lines: int = 200
+    """The shell's output cap: no command needs to produce more lines than are shown."""
 
     @property
     def catalog(self) -> Catalog:
         return self.vfs.catalog
+
+    @property
+    def cancel(self) -> CancelToken | None:
+        """Stops the queries of the running command line; per run, so threads never share one."""
+        return RUN_CANCEL.get()
 
     def resolve(self, path: str) -> Resolved:
         return resolve(self.vfs, self.cwd, path)

@@ -28,7 +28,7 @@ from astro_tui.catalog.values import ValueScanner
 from astro_tui.catalog.vfs import display_name, table_path
 
 if TYPE_CHECKING:
-    from astro_tui.data.database import Database
+    from astro_tui.data.database import CancelToken, Database
 
 _K1 = 1.2
 _B = 0.5
@@ -388,8 +388,12 @@ def search_metadata(
     keywords: list[str] | None = None,
     *,
     time_budget_s: float = 2.0,
+    cancel: CancelToken | None = None,
 ) -> str:
-    """What the model (and a person) sees: ranked tables and columns, then where keyword values live."""
+    """What the model (and a person) sees: ranked tables and columns, then where keyword values live.
+
+    `cancel` stops the value search's queries (which then raises QueryCancelled).
+    """
     lines: list[str] = []
     queries = [q for q in queries if q.strip()]
     if queries:
@@ -398,7 +402,7 @@ def search_metadata(
     if words:
         if lines:
             lines.append("")
-        lines += index.values().find(db, words, time_budget_s=time_budget_s)
+        lines += index.values().find(db, words, time_budget_s=time_budget_s, cancel=cancel)
     if not lines:
         return "nothing to search: give queries (words) or keywords (values)"
     return "\n".join(lines)

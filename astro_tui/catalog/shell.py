@@ -17,12 +17,19 @@ from astro_tui.catalog.commands import COMMANDS, usage_error
 from astro_tui.catalog.model import Catalog
 from astro_tui.catalog.options import HelpRequested, UsageError
 from astro_tui.catalog.paths import PathError, absolute, lookup
-from astro_tui.catalog.runtime import EXIT_FAIL, EXIT_NOT_FOUND, EXIT_USAGE, Output, ShellContext
+from astro_tui.catalog.runtime import (
+    EXIT_FAIL,
+    EXIT_NOT_FOUND,
+    EXIT_USAGE,
+    RUN_CANCEL,
+    Output,
+    ShellContext,
+)
 from astro_tui.catalog.syntax import Command, Pipeline, Redirect, ShellSyntaxError, Word, parse
 from astro_tui.catalog.vfs import Dir, VirtualFS
 
 if TYPE_CHECKING:
-    from astro_tui.data.database import Database
+    from astro_tui.data.database import CancelToken, Database
 
 _SAFE_WORD = re.compile(r"^[\w./%+,:@=~-]*$")
 
@@ -49,9 +56,17 @@ class Shell:
         self.catalog = catalog
         self.db = db
         self.vfs = VirtualFS(catalog)
+        self._ctx = ShellContext(self.vfs, db, run_line=self._run_words)
         self.max_output_lines = max_output_lines
         self.max_output_chars = max_output_chars
-        self._ctx = ShellContext(self.vfs, db, run_line=self._run_words)
+
+    @property
+    def max_output_lines(self) -> int:
+        return self._ctx.max_lines
+
+    @max_output_lines.setter
+    def max_output_lines(self, lines: int) -> None:
+        self._ctx.max_lines = lines
 
     @property
     def cwd(self) -> str:
@@ -61,20 +76,25 @@ class Shell:
     def cwd(self, path: str) -> None:
         self._ctx.cwd = path
 
-    def run(self, command: str) -> ShellResult:
+    def run(self, command: str, *, cancel: CancelToken | None = None) -> ShellResult:
+        """Run one command line; `cancel` stops the queries it makes (`sample`)."""
         try:
             sequence = parse(command)
         except ShellSyntaxError as exc:
             return ShellResult(f"astro: {exc}", EXIT_USAGE)
         lines: list[str] = []
         code = 0
-        for connector, pipeline in sequence:
-            if (connector == "&&" and code != 0) or (connector == "||" and code == 0):
-                continue
-            out = self._pipeline(pipeline)
-            lines.extend(out.stderr)
-            lines.extend(out.stdout)
-            code = out.code
+        token = RUN_CANCEL.set(cancel)
+        try:
+            for connector, pipeline in sequence:
+                if (connector == "&&" and code != 0) or (connector == "||" and code == 0):
+                    continue
+                out = self._pipeline(pipeline)
+                lines.extend(out.stderr)
+                lines.extend(out.stdout)
+                code = out.code
+        finally:
+            RUN_CANCEL.reset(token)
         return ShellResult(self._cap(lines), code)
 
     def _pipeline(self, pipeline: Pipeline) -> Output:

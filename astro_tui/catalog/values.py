@@ -22,7 +22,7 @@ from astro_tui.catalog.text import identifier_words
 from astro_tui.catalog.vfs import display_name
 
 if TYPE_CHECKING:
-    from astro_tui.data.database import Database
+    from astro_tui.data.database import CancelToken, Database
 
 _ROWS_PER_TABLE = 200_000
 _COLUMNS_PER_TABLE_PART = 64
@@ -111,8 +111,18 @@ class ValueScanner:
             self._plan = [candidates for _, _, candidates in ranked]
         return self._plan
 
-    def find(self, db: Database | None, keywords: list[str], *, time_budget_s: float = 2.0) -> list[str]:
-        """Lines saying where each keyword was found as a value, or where the search stopped."""
+    def find(
+        self,
+        db: Database | None,
+        keywords: list[str],
+        *,
+        time_budget_s: float = 2.0,
+        cancel: CancelToken | None = None,
+    ) -> list[str]:
+        """Lines saying where each keyword was found as a value, or where the search stopped.
+
+        Raises QueryCancelled when `cancel` is used: a cancelled search reports nothing.
+        """
         keywords = list(dict.fromkeys(k.strip() for k in keywords if k.strip()))[:_MAX_KEYWORDS]
         if db is None:
             return [
@@ -122,20 +132,16 @@ class ValueScanner:
         plan = self._reorder(self.plan(), keywords)
         scan = _Scan({k: [] for k in keywords}, total_columns=sum(len(c) for c in plan))
         for batch in _batches(plan):
-            remaining = deadline - time.monotonic()
-            if remaining <= 0.05:
-                scan.stopped = True
-                break
             if batch[0][0].priority < _LIKELY and all(any(f.exact for f in scan.found[k]) for k in keywords):
                 scan.settled = True
                 break
-            _scan_batch(db, batch, keywords, scan, remaining)
+            _scan_batch(db, batch, keywords, scan, deadline, cancel)
             if scan.stopped:
                 break
         close: dict[str, tuple[float, str, str]] = {}
         missing = [k for k in keywords if not scan.found[k]]
         if missing and time.monotonic() < deadline - 0.1:
-            close = _close_values(db, plan, missing, deadline)
+            close = _close_values(db, plan, missing, deadline, cancel)
         return _report(keywords, scan, time_budget_s, close)
 
     @staticmethod
@@ -208,20 +214,32 @@ def _batch_sql(batch: list[list[_Candidate]], keywords: list[str]) -> str:
 
 
 def _scan_batch(
-    db: Database, batch: list[list[_Candidate]], keywords: list[str], scan: _Scan, remaining: float
+    db: Database,
+    batch: list[list[_Candidate]],
+    keywords: list[str],
+    scan: _Scan,
+    deadline: float,
+    cancel: CancelToken | None,
 ) -> None:
-    from astro_tui.data.errors import DataError, QueryTimeout
+    """One query for the batch; if it fails, one per table, each within what is left of the budget."""
+    from astro_tui.data.errors import DataError, QueryCancelled, QueryTimeout
 
+    remaining = deadline - time.monotonic()
+    if remaining <= 0.05:
+        scan.stopped = True
+        return
     cap = sum(len(c) for c in batch) * len(keywords)
     try:
-        result = db.execute(_batch_sql(batch, keywords), row_cap=cap, timeout=max(remaining, 0.05))
+        result = db.execute(_batch_sql(batch, keywords), row_cap=cap, timeout=remaining, cancel=cancel)
     except QueryTimeout:
         scan.stopped = True
         return
+    except QueryCancelled:
+        raise
     except DataError:
         if len(batch) > 1:
             for candidates in batch:
-                _scan_batch(db, [candidates], keywords, scan, remaining)
+                _scan_batch(db, [candidates], keywords, scan, deadline, cancel)
                 if scan.stopped:
                     return
         else:
@@ -275,10 +293,14 @@ def _report(
 
 
 def _close_values(
-    db: Database, plan: list[list[_Candidate]], missing: list[str], deadline: float
+    db: Database,
+    plan: list[list[_Candidate]],
+    missing: list[str],
+    deadline: float,
+    cancel: CancelToken | None,
 ) -> dict[str, tuple[float, str, str]]:
     """For keywords with no match, near spellings among the values of likely category columns."""
-    from astro_tui.data.errors import DataError
+    from astro_tui.data.errors import DataError, QueryCancelled
 
     candidates = [c for cands in plan for c in cands if c.priority >= _LIKELY and c.table.kind == "table"]
     best: dict[str, tuple[float, str, str]] = {}
@@ -292,9 +314,12 @@ def _close_values(
             f"LIMIT {_ROWS_PER_TABLE}) AS scanned WHERE {col} IS NOT NULL LIMIT {_FUZZY_DISTINCT}"
         )
         try:
-            values = [str(r[0]) for r in db.execute(sql, row_cap=_FUZZY_DISTINCT, timeout=remaining).rows()]
+            result = db.execute(sql, row_cap=_FUZZY_DISTINCT, timeout=remaining, cancel=cancel)
+        except QueryCancelled:
+            raise
         except DataError:
             continue
+        values = [str(r[0]) for r in result.rows()]
         for keyword in missing:
             match = process.extractOne(keyword, values, scorer=fuzz.ratio, processor=str.lower)
             if match and match[1] >= 85 and match[1] > best.get(keyword, (0.0, "", ""))[0]:

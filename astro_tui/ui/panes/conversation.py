@@ -22,20 +22,19 @@ from textual.widgets import Collapsible, Static
 
 from astro_tui.ui.inert import inert, inert_text
 from astro_tui.ui.messages import AgentEvent, ResultOrigin, ResultReady, TurnFinished
-from astro_tui.ui.widgets.answer_card import UNVERIFIED_NOTE, AnswerCard
+from astro_tui.ui.widgets.answer_card import UNVERIFIED_NOTE, AnswerCard, capped as _capped
+from astro_tui.ui.widgets.markdown_text import StreamingMarkdown
 from astro_tui.ui.widgets.question import QuestionInput
 from astro_tui.ui.widgets.tool_block import SPINNER, ToolBlock, clocks_live
 
 if TYPE_CHECKING:
-    from textual.widgets import Markdown
-    from textual.widgets.markdown import MarkdownStream
-
     from astro_tui.agent import events as ev
     from astro_tui.agent.loop import Agent
 
-# Model text reaches the screen in batches: every Markdown append re-lays out the
-# screen, so appending per token would fall behind a fast server. The pause between
-# batches stretches when appends get slow (long answers), keeping the loop free for keys.
+# Model text reaches the screen in batches: each batch re-lays out the screen, so
+# writing per token would spend the loop on layouts. A batch costs about the same at
+# any answer length (only the block being written is re-rendered); the pause between
+# batches still stretches if the loop falls behind, keeping it free for keys.
 FLUSH_S = 0.08
 FLUSH_MAX_S = 0.5
 
@@ -47,9 +46,14 @@ class ReasoningBlock(Collapsible):
         self._text = Static("", classes="reasoning-text")
         super().__init__(self._text, title="reasoning…", collapsed=False, classes="reasoning")
         self._buffer: list[str] = []
+        self._chars = 0
         self._pending = False
 
     def append(self, text: str) -> None:
+        self._chars += len(text)
+        text = _capped(self._chars - len(text), text)
+        if not text:
+            return
         self._buffer.append(inert(text))
         if not self._pending:
             self._pending = True
@@ -61,8 +65,7 @@ class ReasoningBlock(Collapsible):
 
     def close(self) -> None:
         self._flush()
-        chars = sum(len(b) for b in self._buffer)
-        self.title = f"reasoning ({chars:,} characters)"
+        self.title = f"reasoning ({self._chars:,} characters)"
         self.collapsed = True
 
 
@@ -78,8 +81,7 @@ class ConversationPane(Vertical):
         self._started = 0.0
         self._status_text = ""
         self._frame = 0
-        self._md: Markdown | None = None
-        self._stream: MarkdownStream | None = None
+        self._md: StreamingMarkdown | None = None
         self._streamed_chars = 0
         self._reasoning: ReasoningBlock | None = None
         self._tools: dict[str, ToolBlock] = {}
@@ -90,6 +92,7 @@ class ConversationPane(Vertical):
         self._flush_timer: Timer | None = None
         self._flush_interval = FLUSH_S
         self._flush_due = 0.0
+        self._streaming = False
 
     def compose(self) -> ComposeResult:
         yield VerticalScroll(id="conversation-log")
@@ -152,7 +155,6 @@ class ConversationPane(Vertical):
     def clear_log(self) -> None:
         self.log_view.remove_children()
         self._md = None
-        self._stream = None
         self._reasoning = None
         self._tools.clear()
 
@@ -194,7 +196,6 @@ class ConversationPane(Vertical):
         self._tool_calls = 0
         self._tokens = 0
         self._md = None
-        self._stream = None
         self._reasoning = None
         self._tools = {}
         self._flush_interval = FLUSH_S
@@ -248,20 +249,15 @@ class ConversationPane(Vertical):
         self.app.refresh_bindings()
 
     def _close_text(self) -> None:
-        stream, self._stream = self._stream, None
+        """Write what is still pending; the next text starts a new block of model text."""
         if self._flush_timer is not None:
             self._flush_timer.stop()
             self._flush_timer = None
         rest = "".join(self._pending)
         self._pending.clear()
-        if stream is not None:
-            self.call_later(self._end_stream, stream, rest)
-
-    @staticmethod
-    async def _end_stream(stream: MarkdownStream, rest: str) -> None:
-        if rest:
-            await stream.write(rest)
-        await stream.stop()
+        if self._md is not None and self._streaming:
+            self._md.write(rest)
+        self._streaming = False
 
     def _close_reasoning(self) -> None:
         if self._reasoning is not None:
@@ -348,32 +344,33 @@ class ConversationPane(Vertical):
             self._finish("stopped" if message.error else "done")
 
     async def _text(self, text: str) -> None:
-        from textual.widgets import Markdown
-
         self._close_reasoning()
-        if self._stream is None:
-            self._md = Markdown(open_links=False, classes="model-text")
+        if not self._streaming:
+            self._md = StreamingMarkdown(classes="model-text")
+            self._streaming = True
             self._streamed_chars = 0
             await self.log_view.mount(self._md)
             if not self.log_view.is_anchored:
                 self.log_view.anchor()
-            self._stream = Markdown.get_stream(self._md)
             self._set_status("writing")
+        text = _capped(self._streamed_chars, text)
         self._streamed_chars += len(text)
+        if not text:
+            return
         self._pending.append(inert(text))
         if self._flush_timer is None:
             self._flush_due = time.monotonic() + self._flush_interval
             self._flush_timer = self.set_timer(self._flush_interval, self._flush_text)
 
-    async def _flush_text(self) -> None:
+    def _flush_text(self) -> None:
         self._flush_timer = None
         # How late this timer fired is how long the loop was busy with the last batch.
         late = max(0.0, time.monotonic() - self._flush_due)
         self._flush_interval = min(FLUSH_MAX_S, max(FLUSH_S, 0.7 * self._flush_interval + 0.3 * 4 * late))
-        if self._stream is not None and self._pending:
+        if self._md is not None and self._streaming and self._pending:
             text = "".join(self._pending)
             self._pending.clear()
-            await self._stream.write(text)
+            self._md.write(text)
 
     def _tool_started(self, call_id: str, name: str) -> ToolBlock:
         self._close_text()

@@ -20,6 +20,20 @@ if TYPE_CHECKING:
     from astro_tui.agent.events import Answer
 
 UNVERIFIED_NOTE = "⚠ unverified: the model's own words, not checked against the database"
+# Laying out a text block costs time in proportion to its length, on the UI loop: a 2 MB
+# reply held the screen for seconds. Beyond this much a block shows a note instead (the
+# whole text is still in the conversation the model sees and in the saved file).
+MAX_SHOWN_CHARS = 20_000  # as much as a verified answer's template may render
+
+
+def capped(shown: int, text: str) -> str:
+    """The part of `text` still to show when `shown` characters of its block are on screen."""
+    room = MAX_SHOWN_CHARS - shown
+    if room <= 0:
+        return ""
+    if len(text) <= room:
+        return text
+    return text[:room] + f"\n\n… (longer than {MAX_SHOWN_CHARS:,} characters: the rest is not shown here)"
 
 
 class AnswerCard(Vertical):
@@ -43,7 +57,7 @@ class AnswerCard(Vertical):
             head = UNVERIFIED_NOTE
         yield Static(inert_text(head), classes="answer-head")
         if answer.text.strip() and answer.text.strip() != (answer.title or "").strip():
-            yield Markdown(inert(answer.text), open_links=False, classes="answer-text")
+            yield Markdown(inert(capped(0, answer.text)), open_links=False, classes="answer-text")
         if answer.unverified_numbers:
             numbers = ", ".join(inert(n, keep_newlines=False) for n in answer.unverified_numbers[:12])
             yield Static(

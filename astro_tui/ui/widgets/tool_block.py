@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 _RESULT_PREVIEW_CHARS = 4_000
+# A model can send megabytes in one argument; laying that out (even folded) holds the UI loop.
+_ARGUMENT_PREVIEW_CHARS = 20_000
 _SQL_KEYS = ("sql",)
 _SQL_MAP_KEYS = ("inputs", "supporting_queries")
 
@@ -124,6 +126,10 @@ def _format_ms(ms: float) -> str:
     return f"{ms:,.0f} ms" if ms < 10_000 else f"{ms / 1000:,.1f} s"
 
 
+def _preview(text: str) -> str:
+    return text if len(text) <= _ARGUMENT_PREVIEW_CHARS else text[:_ARGUMENT_PREVIEW_CHARS] + "\n…"
+
+
 def _arguments_renderable(arguments: dict[str, Any] | None, *, dark: bool) -> Any:
     """SQL arguments highlighted; everything else as literal `key: value` lines."""
     from rich.console import Group
@@ -133,11 +139,11 @@ def _arguments_renderable(arguments: dict[str, Any] | None, *, dark: bool) -> An
     parts: list[Any] = []
     for key, value in arguments.items():
         if key in _SQL_KEYS and isinstance(value, str):
-            parts += [inert_text(f"{key}:", "bold"), sql_syntax(value, dark=dark)]
+            parts += [inert_text(f"{key}:", "bold"), sql_syntax(_preview(value), dark=dark)]
         elif key in _SQL_MAP_KEYS and isinstance(value, dict):
             for name, sql in value.items():
-                parts += [inert_text(f"{key}.{name}:", "bold"), sql_syntax(str(sql), dark=dark)]
+                parts += [inert_text(f"{key}.{name}:", "bold"), sql_syntax(_preview(str(sql)), dark=dark)]
         else:
             shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=1)
-            parts.append(inert_text(f"{key}: {shown}"))
+            parts.append(inert_text(f"{key}: {_preview(shown)}"))
     return Group(*parts) if parts else inert_text("(no arguments)", "italic")
