@@ -49,18 +49,28 @@ def _shop(tmp: Path) -> Path:
 
 
 def _startup_child(db: str) -> None:
-    """Runs in a fresh process: report seconds from the parent's spawn to the catalog's first frame."""
+    """Runs in a fresh process: print seconds from the parent's spawn to the first frame (the
+    layout, the catalog still loading) and to the first frame whose tree shows the schemas."""
     spawned = float(os.environ["ASTRO_BENCH_T0"])
     from astro_tui.config import Settings
     from astro_tui.ui.app import AstroApp
+    from astro_tui.ui.panes.catalog import CatalogTree
+
+    first_frame: list[float] = []
 
     class Timed(AstroApp):
+        def on_mount(self) -> None:
+            # Textual calls AstroApp.on_mount too (every class's handler runs): no super().
+            self.call_after_refresh(lambda: first_frame.append(time.time() - spawned))
+
         def on_catalog_loaded(self, message: Any) -> None:
-            super().on_catalog_loaded(message)
+            # AstroApp's handler fills the tree in this same dispatch; the next refresh shows it.
             self.call_after_refresh(self._shown)
 
         def _shown(self) -> None:
-            print(f"{time.time() - spawned:.4f}", flush=True)
+            schemas = len(self.query_one(CatalogTree).root.children)
+            assert schemas, "the catalog tree is empty"
+            print(f"{first_frame[0]:.4f} {time.time() - spawned:.4f}", flush=True)
             self.exit()
 
     async def main() -> None:
@@ -72,14 +82,16 @@ def _startup_child(db: str) -> None:
     asyncio.run(main())
 
 
-def bench_startup(db: Path | None, runs: int, pycache: Path | None) -> list[float]:
-    """Fresh processes. With `pycache`, bytecode is cached there (as in any installed app;
-    this environment sets PYTHONDONTWRITEBYTECODE, which makes every start compile ~300 modules)."""
+def bench_startup(db: Path | None, runs: int, pycache: Path | None) -> tuple[list[float], list[float]]:
+    """Fresh processes; (first frame, catalog visible) times. With `pycache`, bytecode is cached
+    there (as in any installed app; this environment sets PYTHONDONTWRITEBYTECODE, which makes
+    every start compile ~300 modules)."""
     env = dict(os.environ)
     if pycache is not None:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env["PYTHONPYCACHEPREFIX"] = str(pycache)
-    times = []
+    frames: list[float] = []
+    catalogs: list[float] = []
     for run in range(runs + (1 if pycache is not None else 0)):
         env["ASTRO_BENCH_T0"] = repr(time.time())
         out = subprocess.run(
@@ -91,7 +103,51 @@ def bench_startup(db: Path | None, runs: int, pycache: Path | None) -> list[floa
         )
         if pycache is not None and run == 0:
             continue  # this run fills the bytecode cache
-        times.append(float(out.stdout.strip().splitlines()[-1]))
+        frame, catalog = out.stdout.strip().splitlines()[-1].split()
+        frames.append(float(frame))
+        catalogs.append(float(catalog))
+    return frames, catalogs
+
+
+def _bare_child() -> None:
+    """The floor: a bare Textual app (a line of text and a footer) to its first frame."""
+    spawned = float(os.environ["ASTRO_BENCH_T0"])
+    from textual.app import App, ComposeResult
+    from textual.widgets import Footer, Static
+
+    class Bare(App[None]):
+        def compose(self) -> ComposeResult:
+            yield Static("hello")
+            yield Footer()
+
+        def on_mount(self) -> None:
+            self.call_after_refresh(self._shown)
+
+        def _shown(self) -> None:
+            print(f"{time.time() - spawned:.4f}", flush=True)
+            self.exit()
+
+    async def run() -> None:
+        app = Bare()
+        async with app.run_test(size=SIZE) as pilot:
+            while app.is_running:
+                await pilot.pause(0.005)
+
+    asyncio.run(run())
+
+
+def bench_bare(runs: int, pycache: Path) -> list[float]:
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(pycache)
+    times = []
+    for run in range(runs + 1):
+        env["ASTRO_BENCH_T0"] = repr(time.time())
+        out = subprocess.run(
+            [sys.executable, __file__, "--bare-child"], capture_output=True, text=True, env=env, check=True
+        )
+        if run:
+            times.append(float(out.stdout.strip().splitlines()[-1]))
     return times
 
 
@@ -168,18 +224,27 @@ def _serve_child(tokens: int, delay_s: float, replies: int) -> None:
         sys.stdin.read()
 
 
-async def bench_stream(db: Path, tokens: int, delay_s: float) -> dict[str, float]:
-    from textual.widgets import Markdown
+def _shown_text(text: str) -> str:
+    """What the conversation shows of `text`: all of it, unless the app caps very long model text."""
+    try:
+        from astro_tui.ui.widgets.answer_card import capped
+    except ImportError:
+        return text
+    return capped(0, text).strip()
 
+
+async def bench_stream(db: Path, tokens: int, delay_s: float) -> dict[str, float]:
     from astro_tui.agent.loop import Agent
     from astro_tui.agent.state import default_state_dir
     from astro_tui.catalog.introspect import load_catalog
     from astro_tui.config import Settings
     from astro_tui.data.database import Database
     from astro_tui.ui.app import AstroApp
+    from astro_tui.ui.widgets.markdown_text import StreamingMarkdown
     from tests.test_ui_support import ready, submit
 
     text, _ = _answer_text(tokens)
+    shown = _shown_text(text)
     server = subprocess.Popen(
         [sys.executable, __file__, "--serve-child", f"{tokens},{delay_s},2"],
         stdin=subprocess.PIPE,
@@ -217,8 +282,8 @@ async def bench_stream(db: Path, tokens: int, delay_s: float) -> dict[str, float
             conversation = app.conversation
 
             def rendered() -> bool:
-                found = conversation.log_view.query(Markdown)
-                return bool(found) and not conversation.running and found.last().source.strip() == text
+                found = conversation.log_view.query(StreamingMarkdown)
+                return bool(found) and not conversation.running and found.last().source.strip() == shown
 
             while not rendered():
                 await asyncio.sleep(0.002)
@@ -251,11 +316,16 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--tokens", type=int, default=4_000)
+    parser.add_argument("--only", choices=("startup", "million", "stream"), help="run one part")
     parser.add_argument("--startup-child")
+    parser.add_argument("--bare-child", action="store_true")
     parser.add_argument("--serve-child")
     args = parser.parse_args()
     if args.startup_child is not None:
         _startup_child(args.startup_child)
+        return
+    if args.bare_child:
+        _bare_child()
         return
     if args.serve_child is not None:
         tokens, delay, replies = args.serve_child.split(",")
@@ -267,36 +337,47 @@ def main() -> None:
     db = _shop(tmp)
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
 
-    def report(label: str, times: list[float]) -> None:
+    def median(times: list[float]) -> str:
+        return f"median {statistics.median(times):.2f} s, best {min(times):.2f} s"
+
+    def report(label: str, times: tuple[list[float], list[float]]) -> None:
+        frames, catalogs = times
         print(
-            f"launch → catalog on screen ({label}, {len(times)} fresh processes): "
-            f"median {statistics.median(times):.2f} s, best {min(times):.2f} s   (target ≤ 1 s)"
+            f"launch → first frame ({label}, {len(frames)} fresh processes): {median(frames)}   "
+            f"(target ≤ 1 s); → catalog tree on screen: {median(catalogs)}"
         )
 
     pycache = tmp / "pycache"
-    report("small DuckDB, bytecode cached", bench_startup(db, args.runs, pycache))
-    report("small DuckDB, no bytecode cache", bench_startup(db, args.runs, None))
-    from astro_tui.data.sample import ensure_sample
+    if args.only in (None, "startup"):
+        report("small DuckDB, bytecode cached", bench_startup(db, args.runs, pycache))
+        report("small DuckDB, no bytecode cache", bench_startup(db, args.runs, None))
+        from astro_tui.data.sample import ensure_sample
 
-    ensure_sample()
-    report("sample warehouse, bytecode cached", bench_startup(None, args.runs, pycache))
+        ensure_sample()
+        report("sample warehouse, bytecode cached", bench_startup(None, args.runs, pycache))
+        print(
+            f"floor: a bare Textual app (a line and a footer) → first frame, bytecode cached: "
+            f"{median(bench_bare(args.runs, pycache))}"
+        )
 
-    query_s, paint_s = asyncio.run(bench_million(db))
-    print(
-        f"1,000,000-row result (4 columns): query {query_s:.2f} s; "
-        f"first paint after the query finished {paint_s:.3f} s   (target ≤ 0.5 s)"
-    )
+    if args.only in (None, "million"):
+        query_s, paint_s = asyncio.run(bench_million(db))
+        print(
+            f"1,000,000-row result (4 columns): query {query_s:.2f} s; "
+            f"first paint after the query finished {paint_s:.3f} s   (target ≤ 0.5 s)"
+        )
 
-    figures = asyncio.run(bench_stream(db, args.tokens, 0.001))
-    print(
-        f"streaming {figures['tokens']:,} tokens at ~1,000 tokens/s: stream {figures['stream_s']:.2f} s "
-        f"(nominal {figures['nominal_s']:.1f} s), fully rendered after {figures['ui_s']:.2f} s = "
-        f"{figures['ratio']:.2f}× the stream   (target ≤ 1.2×)"
-    )
-    print(
-        f"event-loop lag while streaming: p50 {figures['lag_p50_ms']:.1f} ms, "
-        f"p95 {figures['lag_p95_ms']:.1f} ms, max {figures['lag_max_ms']:.1f} ms   (target p95 ≤ 50 ms)"
-    )
+    if args.only in (None, "stream"):
+        figures = asyncio.run(bench_stream(db, args.tokens, 0.001))
+        print(
+            f"streaming {figures['tokens']:,} tokens at ~1,000 tokens/s: stream {figures['stream_s']:.2f} s "
+            f"(nominal {figures['nominal_s']:.1f} s), fully rendered after {figures['ui_s']:.2f} s = "
+            f"{figures['ratio']:.2f}× the stream   (target ≤ 1.2×)"
+        )
+        print(
+            f"event-loop lag while streaming: p50 {figures['lag_p50_ms']:.1f} ms, "
+            f"p95 {figures['lag_p95_ms']:.1f} ms, max {figures['lag_max_ms']:.1f} ms   (target p95 ≤ 50 ms)"
+        )
 
 
 if __name__ == "__main__":

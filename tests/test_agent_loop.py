@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 
+from astro_tui.agent import loop as loop_module
 from astro_tui.agent.conversations import list_conversations, load_conversation
 from astro_tui.agent.events import (
     AgentEvent,
@@ -29,6 +33,8 @@ from astro_tui.agent.loop import Agent
 from astro_tui.catalog.introspect import load_catalog
 from astro_tui.config import Settings
 from astro_tui.data.database import Database
+from astro_tui.llm import ReasoningDelta as LLMReasoningDelta
+from astro_tui.llm import TextDelta as LLMTextDelta
 from tests.fake_openai import (
     FakeOpenAI,
     cut,
@@ -272,8 +278,10 @@ async def test_reasoning_is_separate_from_text(agent: Agent, fake_openai: FakeOp
 
 
 async def test_turn_deadline(fake_openai: FakeOpenAI, shop_db: Database, state: Path) -> None:
-    agent = make_agent(fake_openai, shop_db, state, turn_deadline_s=0.5)
-    fake_openai.script(stall(text_reply("never fin"), seconds=10))
+    agent = make_agent(fake_openai, shop_db, state)
+    fake_openai.script(text_reply("warm"), stall(text_reply("never fin"), seconds=10))
+    await collect(agent, "warm up")  # the SDK's first request looks up the platform in a thread
+    agent.settings = dataclasses.replace(agent.settings, turn_deadline_s=0.5)
     started = time.monotonic()
     events = await collect(agent, "q")
     assert time.monotonic() - started < 3
@@ -412,3 +420,115 @@ async def test_the_api_key_is_never_stored(fake_openai: FakeOpenAI, shop_db: Dat
     for path in state.rglob("*"):
         if path.is_file():
             assert secret not in path.read_text(encoding="utf-8")
+
+
+@pytest.fixture
+def slow_db(tmp_path: Path) -> Iterator[Database]:
+    """The shop plus a view whose every read takes minutes (an aggregate over 10^11 rows)."""
+    path = build_shop(tmp_path / "slow.duckdb")
+    con = duckdb.connect(str(path))
+    con.execute(
+        "CREATE VIEW main.slow AS SELECT CAST(count(*) AS VARCHAR) AS name "
+        "FROM range(10000000000) a, range(10) b"
+    )
+    con.close()
+    db = Database.open([str(path)], Settings())
+    yield db
+    db.close()
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("show_table", {"table_names": ["main.slow"]}),
+        ("shell", {"command": "sample /main/slow.view"}),
+        ("shell", {"command": "sample -c name /main/slow.view"}),
+        ("search_metadata", {"queries": [], "keywords": ["Berlin"]}),
+    ],
+)
+async def test_cancel_reaches_the_queries_of_every_tool(
+    fake_openai: FakeOpenAI, slow_db: Database, state: Path, tool: str, arguments: dict[str, Any]
+) -> None:
+    agent = make_agent(fake_openai, slow_db, state)
+    fake_openai.script(tool_call_reply([(tool, arguments)]))
+    started = asyncio.Event()
+
+    async def consume() -> None:
+        async for event in agent.run("slow"):
+            if isinstance(event, ToolCallFinished):
+                started.set()
+
+    task = asyncio.create_task(consume())
+    await asyncio.wait_for(started.wait(), 5)
+    token = agent._ctx.cancel
+    waited = time.monotonic()
+    while not token._cursors and time.monotonic() - waited < 3:
+        await asyncio.sleep(0.01)
+    assert token._cursors, f"{tool} runs its query without the turn's cancel token"
+    await asyncio.sleep(0.3)  # let the statement start: DuckDB ignores an interrupt that comes first
+    began = time.monotonic()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    while token._cursors and time.monotonic() - began < 5:
+        await asyncio.sleep(0.01)
+    assert not token._cursors, "the query kept running after the turn was cancelled"
+    assert time.monotonic() - began < 1.5
+
+
+async def test_the_conversation_is_written_off_the_event_loop(
+    agent: Agent, fake_openai: FakeOpenAI, state: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writers: list[threading.Thread] = []
+    original = loop_module.atomic_write_text
+
+    def recording(path: Path, text: str) -> None:
+        writers.append(threading.current_thread())
+        original(path, text)
+
+    monkeypatch.setattr(loop_module, "atomic_write_text", recording)
+    fake_openai.script(text_reply("one"), stall(text_reply("partial"), seconds=30))
+    await collect(agent, "first")
+    assert writers and threading.main_thread() not in writers
+    _, saved = load_conversation(state, agent.conversation_id)
+    assert [t.status for t in saved] == ["text"]
+    stream = agent.run("second")  # cancelled: written before the cancellation goes on
+    async for event in stream:
+        if isinstance(event, TextDelta):
+            break
+    await stream.aclose()
+    _, saved = load_conversation(state, agent.conversation_id)
+    assert [t.status for t in saved] == ["text", "cancelled"]
+
+
+async def test_tokens_are_passed_on_as_the_client_made_them(agent: Agent, fake_openai: FakeOpenAI) -> None:
+    assert TextDelta is LLMTextDelta and ReasoningDelta is LLMReasoningDelta
+    fake_openai.script(reasoning_reply("hmm", "the answer is 3"))
+    events = await collect(agent, "q")
+    assert of(events, ReasoningDelta) and of(events, TextDelta)
+
+
+async def test_run_refuses_a_second_turn_while_one_runs(agent: Agent, fake_openai: FakeOpenAI) -> None:
+    fake_openai.script(stall(text_reply("partial"), seconds=30))
+    first = agent.run("one")
+    await anext(first)
+    with pytest.raises(RuntimeError, match="a turn is running"):
+        await anext(agent.run("two"))
+    await first.aclose()
+
+
+async def test_one_deadline_timer_per_model_reply_not_per_token(
+    agent: Agent, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    timers: list[float] = []
+    original = asyncio.timeout_at
+
+    def counting(when: float | None) -> asyncio.Timeout:
+        timers.append(when or 0.0)
+        return original(when)
+
+    monkeypatch.setattr(asyncio, "timeout_at", counting)
+    fake_openai.script(text_reply("x" * 400, chunk_size=1))
+    events = await collect(agent, "q")
+    assert len(of(events, TextDelta)) == 400 and events[-1].reason == "text"
+    assert len(timers) == 1

@@ -49,6 +49,29 @@ def test_display_url_hides_credentials() -> None:
     assert display_url("http://localhost:11434/v1") == "http://localhost:11434/v1"
 
 
+def test_display_url_drops_query_and_fragment() -> None:
+    secret = "azure0123456789secret"
+    url = f"https://example.openai.azure.com/openai?api-version=2024-06-01&api-key={secret}#k={secret}"
+    assert display_url(url) == "https://example.openai.azure.com/openai"
+    assert display_url(f"http://u:{secret}@host:99999/v1?key={secret}") == "the configured base URL"
+    err = translate(RuntimeError("boom"), base_url=url, model="m", read_timeout_s=1, connect_timeout_s=1)
+    assert secret not in err.message
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("GET /v1?api-key=abc123SECRET&x=1 failed", "GET /v1?api-key=***&x=1 failed"),
+        ("bad api_key=abc123SECRET", "bad api_key=***"),
+        ("url was https://h/v1?key=abc123SECRET", "url was https://h/v1?key=***"),
+        ("APIKEY=abc123SECRET; token=t0k3nSECRET", "APIKEY=***; token=***"),
+        ("api-version=2024-06-01 and max_tokens=4096", "api-version=2024-06-01 and max_tokens=4096"),
+    ],
+)
+def test_redact_removes_key_parameters(text: str, expected: str) -> None:
+    assert redact(text) == expected
+
+
 def test_unknown_exceptions_become_llm_errors() -> None:
     err = translate(
         RuntimeError("weird"),

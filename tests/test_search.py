@@ -13,7 +13,8 @@ from astro_tui.catalog.model import Catalog, Column, Schema, Table
 from astro_tui.catalog.search import MetadataIndex, SearchHit, search_metadata
 from astro_tui.catalog.vfs import display_name
 from astro_tui.config import Settings
-from astro_tui.data.database import Database
+from astro_tui.data.database import CancelToken, Database
+from astro_tui.data.errors import QueryCancelled, QueryError, QueryTimeout
 from tests.test_catalog_helpers import make_shop
 
 CONTEXT_NOTES = Path(__file__).resolve().parent.parent / "warehouse" / "context.md"
@@ -139,6 +140,43 @@ def test_keyword_search_needs_a_database_and_respects_its_budget(
     text = search_metadata(shop_index, shop, [], ["East China"], time_budget_s=0.0)
     assert time.monotonic() - started < 1.0
     assert "value search stopped at its 0 s budget after 0 of " in text
+
+
+class _FailingDatabase:
+    """Batched queries fail after a while; each table alone then runs until its timeout."""
+
+    def __init__(self, batch_error: Exception, batch_s: float = 0.0) -> None:
+        self.batch_error = batch_error
+        self.batch_s = batch_s
+        self.calls: list[tuple[float, float | None, object]] = []
+
+    def execute(
+        self, sql: str, *, row_cap: int | None = None, timeout: float | None = None, cancel: object = None
+    ):
+        self.calls.append((time.monotonic(), timeout, cancel))
+        if " UNION ALL " in sql:
+            time.sleep(self.batch_s)
+            raise self.batch_error
+        time.sleep(timeout or 0.0)
+        raise QueryTimeout("timed out")
+
+
+def test_value_search_retries_stay_within_the_budget(shop_index: MetadataIndex) -> None:
+    db = _FailingDatabase(QueryError("one table is unreadable"), batch_s=0.4)
+    started = time.monotonic()
+    lines = shop_index.values().find(db, ["x"], time_budget_s=0.8)  # type: ignore[arg-type]
+    took = time.monotonic() - started
+    assert took < 0.8 + 0.25, took
+    assert len(db.calls) >= 2 and all(at + t <= started + 0.8 + 0.01 for at, t, _ in db.calls if t)
+    assert "value search stopped at its 0.8 s budget" in lines[-1]
+
+
+def test_value_search_passes_the_cancel_token_and_stops_when_cancelled(shop_index: MetadataIndex) -> None:
+    token = CancelToken()
+    db = _FailingDatabase(QueryCancelled("query cancelled"))
+    with pytest.raises(QueryCancelled):
+        search_metadata(shop_index, db, [], ["x"], cancel=token)  # type: ignore[arg-type]
+    assert [cancel for _, _, cancel in db.calls] == [token]
 
 
 def test_queries_and_keywords_together(shop_index: MetadataIndex, shop: Database) -> None:

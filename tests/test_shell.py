@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from astro_tui.catalog import navigation
 from astro_tui.catalog.introspect import load_catalog
 from astro_tui.catalog.model import Catalog
 from astro_tui.catalog.shell import Shell, ShellResult
@@ -211,6 +213,27 @@ def test_sample_rows_and_column_values(sh: Shell) -> None:
     assert run(sh, "sample /sales/order_items") == ["(no rows)"]
     both = run(sh, "sample -n 1 /sales/regions /marketing/campaigns")
     assert both[0] == "==> /sales/regions.table <==" and "==> /marketing/campaigns.table <==" in both
+
+
+def test_sample_fetches_no_more_rows_than_the_shell_shows(
+    catalog: Catalog, db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked: list[int] = []
+
+    def spy(original: Any) -> Any:
+        def wrapper(*args: Any, limit: int, **kwargs: Any) -> Any:
+            asked.append(limit)
+            return original(*args, limit=limit, **kwargs)
+
+        return wrapper
+
+    monkeypatch.setattr(navigation, "sample_values", spy(navigation.sample_values))
+    monkeypatch.setattr(navigation, "distinct_values", spy(navigation.distinct_values))
+    sh = Shell(catalog, db, max_output_lines=50)
+    assert len(run(sh, "sample -n 1000000000 /sales/regions")) == 5
+    assert run(sh, "sample -c name -n 30000000 /sales/regions")[0] == "Bavaria"
+    assert run(sh, "sample -n 3 /sales/regions")[0].startswith("region_id")
+    assert asked == [50, 50, 3]
 
 
 def test_cat_with_sample_rows(sh: Shell) -> None:

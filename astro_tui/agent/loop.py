@@ -228,11 +228,6 @@ class Agent:
         if self._running:
             raise RuntimeError("a turn is running; cancel it first")
 
-    def _save(self) -> None:
-        snapshot = self._snapshot()
-        if snapshot is not None:
-            self._write(snapshot)
-
     def _snapshot(self) -> _Snapshot | None:
         if not self._history.turns:
             return None
@@ -292,11 +287,9 @@ class Agent:
             turn.workspace_next = self.workspace.next_index
             try:
                 snapshot = self._snapshot()
-                if snapshot is None:
-                    pass
-                elif cancelled:  # no awaiting while being cancelled or closed: write it here
+                if snapshot is not None and cancelled:  # no awaiting while cancelled or closed
                     self._write(snapshot)
-                else:  # a whole file and an fsync: not on the event loop
+                elif snapshot is not None:  # a whole file and an fsync: not on the event loop
                     await asyncio.to_thread(self._write, snapshot)
             finally:
                 self._running = False

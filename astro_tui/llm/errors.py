@@ -30,7 +30,11 @@ ErrorKind = Literal[
 ]
 
 _SERVER_TEXT_LIMIT = 200
-_KEYLIKE = re.compile(r"\b(?:sk|pk|rk|key|api[_-]?key)[-_][\w*.\-]{6,}", re.IGNORECASE)
+_KEYLIKE = re.compile(
+    r"\b(?:sk|pk|rk|key|api[_-]?key)[-_][\w*.\-]{6,}"  # sk-proj-…, api_key_…
+    r"|\b((?:api[_-]?)?key|(?:access[_-]?)?token)=[^\s&#\"';,]+",  # ?api-key=…, &key=…, token=…
+    re.IGNORECASE,
+)
 _BEARER = re.compile(r"(Bearer\s+)\S+", re.IGNORECASE)
 
 
@@ -65,19 +69,19 @@ class LLMError(Exception):
 
 
 def display_url(url: str | None) -> str:
-    """The base URL without user:password, fit for messages."""
+    """The base URL without user:password, query or fragment (`?api-key=…`), fit for messages."""
     if not url:
         return "https://api.openai.com/v1"
     try:
         parts = urlsplit(url)
-    except ValueError:
+        if parts.username or parts.password:
+            host = parts.hostname or ""
+            if parts.port:
+                host = f"{host}:{parts.port}"
+            parts = parts._replace(netloc=host)
+    except ValueError:  # an invalid port, say
         return "the configured base URL"
-    if parts.username or parts.password:
-        host = parts.hostname or ""
-        if parts.port:
-            host = f"{host}:{parts.port}"
-        parts = parts._replace(netloc=host)
-    return urlunsplit(parts)
+    return urlunsplit(parts._replace(query="", fragment=""))
 
 
 def redact(text: str, secrets: tuple[str | None, ...] = ()) -> str:
@@ -86,7 +90,7 @@ def redact(text: str, secrets: tuple[str | None, ...] = ()) -> str:
         if secret and len(secret) >= 4:
             text = text.replace(secret, "***")
     text = _BEARER.sub(r"\1***", text)
-    return _KEYLIKE.sub("***", text)
+    return _KEYLIKE.sub(lambda m: f"{m.group(1)}=***" if m.group(1) else "***", text)
 
 
 def _one_line(text: str, limit: int = _SERVER_TEXT_LIMIT) -> str:

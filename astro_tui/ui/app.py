@@ -205,16 +205,21 @@ class AstroApp(App[int]):
 
     @work(thread=True, group="warm", exit_on_error=False)
     def _warm_imports(self) -> None:
-        """Import what the first result and chart need while the user is still reading."""
+        """Import what the first result, chart and answer need while the user is still reading."""
         import pyarrow as pa
+        import rich.markdown  # noqa: F401  (model text)
         import textual_fastdatatable.data_table  # noqa: F401
         import textual_plotext  # noqa: F401
         from textual_fastdatatable import ArrowBackend
 
+        from astro_tui.ui.widgets.markdown_text import complete_prefix
+
+        complete_prefix("warm\n")
         # Measuring a text column the first time imports pandas (a second or more).
         backend = ArrowBackend(pa.table({"text": ["x"], "number": [1]}))
         backend.render_markup = False
         _ = backend.column_content_widths
+        _settle_heap()
 
     def on_catalog_failed(self, message: CatalogFailed) -> None:
         self.catalog_pane.show_status(f"✗ {message.message}")
@@ -234,6 +239,7 @@ class AstroApp(App[int]):
             message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
             self.post_message(AgentReady(None, one_line(message, 400)))
             return
+        _settle_heap()
         self.post_message(AgentReady(agent))
 
     def on_agent_ready(self, message: AgentReady) -> None:
@@ -702,8 +708,20 @@ class AstroApp(App[int]):
         self.exit(0)
 
     def on_unmount(self) -> None:
+        import gc
+
+        gc.unfreeze()  # what start-up left behind is collectable again at exit
         if self.db is not None:
             self.db.close()
+
+
+def _settle_heap() -> None:
+    """Move what start-up allocated (modules, the catalog, the model client: a large heap)
+    out of the garbage collector's sight. Otherwise every full collection walks all of it,
+    about 150–300 ms with the loop stopped, every second or two while an answer streams."""
+    import gc
+
+    gc.freeze()
 
 
 def run_app(specs: list[str], settings: Settings) -> int:

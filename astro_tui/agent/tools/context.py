@@ -70,4 +70,4 @@ class ToolContext:
         """A new conversation: a fresh `cd`, and a search index with the notes as they are now."""
         with self._lock:
             self._shell = None
-            pass  # TEMP
+            self._index = None

@@ -1,33 +1,36 @@
-"""Markdown in one widget, and the streamed answer built from a few of them.
+"""Markdown in one widget that draws each block once, and the streamed answer built on it.
 
 Textual's `Markdown` mounts a widget per block (a bullet item is four), and every
-layout walks every widget on the screen (about 50 µs each here): a long streamed
-answer made each append cost tens of milliseconds, growing with the answer and
-with the conversation. `MarkdownText` draws a whole document with Rich's
-Markdown renderer in a single widget. `StreamingMarkdown` keeps the finished
-blocks of an answer in a few such widgets that never change again and
-re-renders only the block still being written, so the work per batch of tokens
-does not grow with the length of the answer.
+layout walks every widget on the screen (about 50 µs each here), so a long
+streamed answer made each append cost tens of milliseconds, growing with the
+answer and with the conversation. `MarkdownText` is a single widget: its
+document is a list of blocks, each drawn once per width by Rich's Markdown
+renderer and kept as lines, and only the last block may change. Streaming
+appends finished blocks and rewrites the last one, so a batch of tokens costs
+drawing the block being written, whatever the length of the answer.
 
 Colours come from component classes styled in the app's .tcss (theme
-variables), so every theme applies. Links are shown with their address and are
-never clickable: the text is the model's.
+variables), so every theme applies. Links show their address and are never
+clickable: the text is not ours.
 """
 
 from __future__ import annotations
 
 import io
-from typing import ClassVar
+from bisect import bisect_right
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from markdown_it import MarkdownIt
-from rich.console import Console, ConsoleOptions, RenderResult
-from rich.markdown import Markdown as RichMarkdown
-from rich.segment import Segment
+from rich.console import Console
 from rich.style import Style
 from rich.theme import Theme
-from textual.app import ComposeResult
-from textual.containers import Vertical
+from textual.strip import Strip
 from textual.widget import Widget
+
+if TYPE_CHECKING:
+    from textual.geometry import Size
+
+# rich.markdown and markdown_it are imported when first needed (the app warms them in a
+# worker): they are not needed for the first frame.
 
 #: Rich's Markdown style names → the component classes that colour them (app.tcss).
 _COMPONENTS: dict[str, str] = {
@@ -50,11 +53,8 @@ _COMPONENTS: dict[str, str] = {
     "markdown.table.header": "md--table-header",
 }
 
-# A chunk of finished blocks is re-rendered when more finished blocks join it; past
-# this size the next finished block starts a new chunk instead.
-CHUNK_CHARS = 1_500
-
 _consoles: dict[tuple[object, ...], Console] = {}
+_parser: Any = None
 
 
 def _themed_console(styles: dict[str, Style]) -> Console:
@@ -79,118 +79,163 @@ def _themed_console(styles: dict[str, Style]) -> Console:
     return console
 
 
-class _Rendered:
-    """A Rich renderable of Markdown source, drawn once per width."""
-
-    def __init__(self, source: str, console: Console, code_theme: str) -> None:
-        self.source = source
-        self._console = console
-        self._code_theme = code_theme
-        self._width = -1
-        self._lines: list[list[Segment]] = []
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        width = options.max_width
-        if width != self._width:
-            document = RichMarkdown(self.source, code_theme=self._code_theme, hyperlinks=False)
-            self._lines = self._console.render_lines(document, options.update(height=None), pad=False)
-            self._width = width
-        new_line = Segment.line()
-        for line in self._lines:
-            yield from line
-            yield new_line
-
-
-class MarkdownText(Widget):
-    """A Markdown document drawn in one widget (see the module docstring)."""
-
-    COMPONENT_CLASSES: ClassVar[set[str]] = set(_COMPONENTS.values())
-
-    def __init__(self, source: str = "", *, id: str | None = None, classes: str | None = None) -> None:
-        super().__init__(id=id, classes=classes)
-        self._source = source
-        self._console: Console | None = None
-
-    @property
-    def source(self) -> str:
-        return self._source
-
-    def update(self, source: str) -> None:
-        if source != self._source:
-            self._source = source
-            self.refresh(layout=True)
-
-    def notify_style_update(self) -> None:
-        super().notify_style_update()
-        self._console = None
-
-    def render(self) -> _Rendered:
-        if self._console is None:
-            styles = {name: self.get_component_rich_style(part) for name, part in _COMPONENTS.items()}
-            self._console = _themed_console(styles)
-        code_theme = "ansi_dark" if self.app.current_theme.dark else "ansi_light"
-        return _Rendered(self._source, self._console, code_theme)
-
-
-_parser: MarkdownIt | None = None
-
-
 def complete_prefix(text: str) -> int:
     """How many characters at the start of `text` are whole top-level blocks: everything
     before the line where the last block starts (later text can only extend that one)."""
     global _parser
     if _parser is None:
+        from markdown_it import MarkdownIt
+
         _parser = MarkdownIt().enable("strikethrough").enable("table")  # as Rich parses
     start = 0
     for token in reversed(_parser.parse(text)):
         if token.level == 0 and token.map is not None:
             start = token.map[0]
             break
-    if start <= 0:
-        return 0
     offset = 0
     for _ in range(start):
         offset = text.index("\n", offset) + 1
     return offset
 
 
-class StreamingMarkdown(Vertical):
-    """Model text as it streams: finished blocks in a few frozen chunks, the block being
-    written in a small tail that is the only part re-rendered per batch."""
+class _Block:
+    """A piece of Markdown source and its lines at one width."""
 
-    def __init__(self, *, classes: str | None = None) -> None:
-        super().__init__(classes=classes)
-        self._parts: list[str] = []
-        self._chunks: list[MarkdownText] = []
-        self._tail_source = ""
-        self._tail = MarkdownText(classes="md-tail")
+    __slots__ = ("lines", "source", "width")
 
-    def compose(self) -> ComposeResult:
-        yield self._tail
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.width = -1
+        self.lines: list[Strip] = []
+
+
+class MarkdownText(Widget):
+    """A Markdown document drawn as lines in one widget (see the module docstring)."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = set(_COMPONENTS.values())
+
+    def __init__(self, source: str = "", *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._blocks: list[_Block] = [_Block(source)] if source.strip() else []
+        self._open = False  # whether the last block may still change
+        self._starts: list[int] = []  # first line of each block, at the width last laid out
+        self._height = 0
+        self._md_console: Console | None = None
+        self._look: tuple[object, ...] = ()  # what the drawn lines depend on besides width
 
     @property
     def source(self) -> str:
-        """Everything written so far."""
-        return "".join(chunk.source for chunk in self._chunks) + self._tail_source
+        return "".join(block.source for block in self._blocks)
+
+    def update(self, source: str) -> None:
+        """Replace the whole document."""
+        self._blocks = [_Block(source)] if source.strip() else []
+        self._open = False
+        self._changed()
+
+    def _set_open_block(self, source: str) -> None:
+        """Replace the last, still-growing block (or start one)."""
+        if self._open:
+            self._blocks.pop()
+        self._open = bool(source.strip())
+        if self._open:
+            self._blocks.append(_Block(source))
+        self._changed()
+
+    def _append_block(self, source: str) -> None:
+        """Add a finished block before the open one."""
+        at = len(self._blocks) - 1 if self._open else len(self._blocks)
+        self._blocks.insert(at, _Block(source))
+
+    def _changed(self) -> None:
+        self._starts = []
+        self.refresh(layout=True)
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._md_console = None  # looked at again when next drawn; lines kept if the look holds
+
+    # ------------------------------------------------------------------ drawing
+
+    def _console(self) -> Console:
+        if self._md_console is None:
+            styles = {name: self.get_component_rich_style(part) for name, part in _COMPONENTS.items()}
+            look = (self.rich_style, self.app.current_theme.dark, *sorted(styles.items()))
+            if look != self._look:
+                self._look = look
+                for block in self._blocks:
+                    block.width = -1
+                self._starts = []
+            self._md_console = _themed_console(styles)
+        return self._md_console
+
+    def _lines(self, block: _Block, width: int) -> list[Strip]:
+        if block.width != width:
+            from rich.markdown import Markdown as RichMarkdown
+
+            console = self._console()
+            code_theme = "ansi_dark" if self.app.current_theme.dark else "ansi_light"
+            document = RichMarkdown(block.source, code_theme=code_theme, hyperlinks=False)
+            lines = console.render_lines(document, console.options.update_width(width), style=self.rich_style)
+            block.lines = [Strip(line, width) for line in lines]
+            block.width = width
+        return block.lines
+
+    def _layout(self, width: int) -> None:
+        """Draw what is not drawn at this width yet; note where each block starts."""
+        self._console()  # a changed look (theme, classes) means drawing everything again
+        if self._starts and self._blocks[0].width == width:
+            return
+        starts: list[int] = []
+        y = 0
+        for block in self._blocks:
+            if starts:
+                y += 1  # a blank line between blocks, as Rich puts between top-level blocks
+            starts.append(y)
+            y += len(self._lines(block, width))
+        self._starts = starts
+        self._height = y
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        if width <= 0:
+            return 0
+        self._layout(width)
+        return self._height
+
+    def render_line(self, y: int) -> Strip:
+        width = self.content_size.width
+        self._layout(width)
+        index = bisect_right(self._starts, y) - 1
+        if index >= 0:
+            lines = self._blocks[index].lines
+            offset = y - self._starts[index]
+            if offset < len(lines):
+                return lines[offset]
+        return Strip.blank(width, self.rich_style)
+
+
+class StreamingMarkdown(MarkdownText):
+    """Model text as it streams: finished blocks are drawn once; only the block still
+    being written is drawn again on each write."""
+
+    def __init__(self, *, classes: str | None = None) -> None:
+        super().__init__(classes=classes)
+        self._tail = ""
 
     def write(self, text: str) -> None:
-        """Append a fragment; finished blocks move out of the tail into a chunk."""
+        """Append a fragment of Markdown."""
         if not text:
             return
-        tail = self._tail_source + text
+        tail = self._tail + text
         done = complete_prefix(tail)
         if done:
-            self._freeze(tail[:done])
+            self._append_block(tail[:done])
             tail = tail[done:]
-        self._tail_source = tail
-        self._tail.update(tail)
-        self._tail.display = bool(tail.strip())
+        self._tail = tail
+        self._set_open_block(tail)
 
-    def _freeze(self, finished: str) -> None:
-        last = self._chunks[-1] if self._chunks else None
-        if last is not None and len(last.source) < CHUNK_CHARS:
-            last.update(last.source + finished)
-            return
-        chunk = MarkdownText(finished, classes="md-chunk")
-        self._chunks.append(chunk)
-        self.mount(chunk, before=self._tail)
+    @property
+    def source(self) -> str:
+        if self._open:
+            return super().source
+        return super().source + self._tail
