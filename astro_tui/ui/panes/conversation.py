@@ -22,7 +22,7 @@ from textual.widgets import Collapsible, Static
 
 from astro_tui.ui.inert import inert, inert_text
 from astro_tui.ui.messages import AgentEvent, ResultOrigin, ResultReady, TurnFinished
-from astro_tui.ui.widgets.answer_card import UNVERIFIED_NOTE, AnswerCard, capped as _capped
+from astro_tui.ui.widgets.answer_card import UNVERIFIED_NOTE, AnswerCard, capped
 from astro_tui.ui.widgets.markdown_text import StreamingMarkdown
 from astro_tui.ui.widgets.question import QuestionInput
 from astro_tui.ui.widgets.tool_block import SPINNER, ToolBlock, clocks_live
@@ -51,7 +51,7 @@ class ReasoningBlock(Collapsible):
 
     def append(self, text: str) -> None:
         self._chars += len(text)
-        text = _capped(self._chars - len(text), text)
+        text = capped(self._chars - len(text), text)
         if not text:
             return
         self._buffer.append(inert(text))
@@ -353,7 +353,7 @@ class ConversationPane(Vertical):
             if not self.log_view.is_anchored:
                 self.log_view.anchor()
             self._set_status("writing")
-        text = _capped(self._streamed_chars, text)
+        text = capped(self._streamed_chars, text)
         self._streamed_chars += len(text)
         if not text:
             return
