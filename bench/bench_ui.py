@@ -224,13 +224,14 @@ def _serve_child(tokens: int, delay_s: float, replies: int) -> None:
         sys.stdin.read()
 
 
-def _shown_text(text: str) -> str:
-    """What the conversation shows of `text`: all of it, unless the app caps very long model text."""
+def _shown_text(streamed: str) -> str:
+    """What the conversation shows of the streamed text: all of it, unless the app caps very
+    long model text."""
     try:
         from astro_tui.ui.widgets.answer_card import capped
     except ImportError:
-        return text
-    return capped(0, text).strip()
+        return streamed.strip()
+    return capped(0, streamed).strip()
 
 
 async def bench_stream(db: Path, tokens: int, delay_s: float) -> dict[str, float]:
@@ -243,8 +244,8 @@ async def bench_stream(db: Path, tokens: int, delay_s: float) -> dict[str, float
     from astro_tui.ui.widgets.markdown_text import StreamingMarkdown
     from tests.test_ui_support import ready, submit
 
-    text, _ = _answer_text(tokens)
-    shown = _shown_text(text)
+    _, pieces = _answer_text(tokens)
+    shown = _shown_text("".join(pieces))
     server = subprocess.Popen(
         [sys.executable, __file__, "--serve-child", f"{tokens},{delay_s},2"],
         stdin=subprocess.PIPE,

@@ -323,3 +323,25 @@ def test_astro_with_a_missing_target_fails_before_opening_the_app(tmp_path: Path
     result = CliRunner().invoke(main, [str(tmp_path / "nope.duckdb")])
     assert result.exit_code == 1
     assert result.stderr.strip() == f"astro: {tmp_path / 'nope.duckdb'}: no such file"
+
+
+def test_cancel_before_the_statement_starts_is_not_lost(db: Database) -> None:
+    """Esc can land between attaching the cursor and DuckDB starting the statement."""
+    from astro_tui.data import database
+
+    token = CancelToken()
+    original = database._fetch
+
+    def late_start(cursor, statement, cap):  # type: ignore[no-untyped-def]
+        token.cancel()
+        return original(cursor, statement, cap)
+
+    database._fetch = late_start
+    try:
+        started = time.perf_counter()
+        with pytest.raises(QueryCancelled):
+            db.execute(SLOW, timeout=None, cancel=token)
+        assert time.perf_counter() - started < 3
+    finally:
+        database._fetch = original
+    assert db.execute("SELECT 1").rows() == [(1,)]

@@ -268,12 +268,9 @@ class Heartbeat:
 
 
 def good_turn() -> list[ScriptItem]:
-    """A verified answer in two tool calls: what a working model does."""
+    """A verified answer in one output-tool call: what a working model ends with."""
     template = "There are {{ n.value }} orders."
-    return [
-        tool_call_reply([("run_sql", {"sql": "-- orders\n" + COUNT_SQL})]),
-        tool_call_reply([("submit_result", {"inputs": {"n": COUNT_SQL}, "template": template})]),
-    ]
+    return [tool_call_reply([("submit_result", {"inputs": {"n": COUNT_SQL}, "template": template})])]
 
 
 def saved_lines(app: AstroApp) -> list[dict[str, Any]]:
@@ -650,6 +647,21 @@ async def test_hostile_output_renders_inert(
         assert shown.find(header, app.results.region), "the column name reads literally"
         assert await click_on(pilot, shown, header, len(header) - 1, app.results.region)
         assert still_running(app), "clicking the column name quit the app"
+
+        # The chart of the same result: hostile values become axis labels.
+        app.action_show_chart_tab()
+        await wait_until(
+            pilot, lambda: bool(app.results.query("#chart")) and app.results.query_one("#chart").display
+        )
+        entry = app.results.current
+        assert entry is not None
+        while entry.chart is None or entry.chart.kind != "bar":
+            app.action_chart_kind()
+        while entry.chart.x != "body":
+            app.action_chart_x()
+        await wait_until(pilot, lambda: "x body" in plain(app.query_one("#chart-note")))
+        await pilot.pause(0.3)
+        assert "\\x1b[31m" in render_screen(app, "chart").text, "a value labels the bar, inert"
 
         # Copying the SQL with no desktop clipboard: one OSC 52 sequence per copy, carrying
         # the SQL as the SQL tab shows it (the literal's escape as visible text).

@@ -32,7 +32,7 @@ from astro_tui.data.errors import (
 )
 from astro_tui.data.results import QueryResult
 from astro_tui.data.targets import Target, resolve_targets
-from astro_tui.data.watchdog import WATCHDOG
+from astro_tui.data.watchdog import WATCHDOG, Deadline
 
 _BATCH = 65_536
 _BASE_CONFIG = {
@@ -44,31 +44,57 @@ _BASE_CONFIG = {
 _READERS = {"csv": "read_csv", "json": "read_json_auto", "parquet": "read_parquet"}
 
 
+class _Running:
+    """One statement on its own cursor, and whether it has ended."""
+
+    __slots__ = ("_retry", "cursor", "done")
+
+    def __init__(self, cursor: duckdb.DuckDBPyConnection) -> None:
+        self.cursor = cursor
+        self.done = threading.Event()
+        self._retry: Deadline | None = None
+
+    def stop(self, attempts: int = 200) -> None:
+        """Interrupt until the statement ends: an interrupt that lands before DuckDB has
+        started the statement is lost, so it is repeated every 50 ms (for at most 10 s)."""
+        if self.done.is_set():
+            return
+        _interrupt(self.cursor)
+        if attempts > 1:
+            self._retry = WATCHDOG.schedule(0.05, lambda: self.stop(attempts - 1))
+
+    def finish(self) -> None:
+        """No pending retry may keep the cursor alive once the statement has ended."""
+        self.done.set()
+        if self._retry is not None:
+            self._retry.cancel()
+
+
 class CancelToken:
     """Lets another thread stop the statement a caller is running, via its own cursor."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._cursors: set[duckdb.DuckDBPyConnection] = set()
+        self._running: set[_Running] = set()
         self.cancelled = False
 
     def cancel(self) -> None:
         with self._lock:
             self.cancelled = True
-            cursors = list(self._cursors)
-        for cursor in cursors:
-            _interrupt(cursor)
+            running = list(self._running)
+        for statement in running:
+            statement.stop()
 
-    def _attach(self, cursor: duckdb.DuckDBPyConnection) -> None:
+    def _attach(self, statement: _Running) -> None:
         with self._lock:
-            self._cursors.add(cursor)
+            self._running.add(statement)
             cancelled = self.cancelled
         if cancelled:
-            _interrupt(cursor)
+            statement.stop()
 
-    def _detach(self, cursor: duckdb.DuckDBPyConnection) -> None:
+    def _detach(self, statement: _Running) -> None:
         with self._lock:
-            self._cursors.discard(cursor)
+            self._running.discard(statement)
 
 
 class Database:
@@ -220,14 +246,15 @@ class Database:
         cancel: CancelToken | None,
     ) -> QueryResult:
         cursor = self._con.cursor()
+        running = _Running(cursor)
         timed_out = threading.Event()
 
         def on_timeout() -> None:
             timed_out.set()
-            _interrupt(cursor)
+            running.stop()
 
         if cancel is not None:
-            cancel._attach(cursor)
+            cancel._attach(running)
         started = time.perf_counter()
         timer = WATCHDOG.schedule(timeout, on_timeout) if timeout else None
         try:
@@ -239,10 +266,11 @@ class Database:
                 raise QueryCancelled("query cancelled") from None
             raise QueryError(one_line(exc)) from None
         finally:
+            running.finish()
             if timer is not None:
                 timer.cancel()
             if cancel is not None:
-                cancel._detach(cursor)
+                cancel._detach(running)
             cursor.close()
         elapsed = (time.perf_counter() - started) * 1000
         return QueryResult(statement, table, truncated, elapsed, cap)
