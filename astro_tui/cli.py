@@ -221,7 +221,7 @@ def ask(question: str, targets: tuple[str, ...], json_output: bool, **flags: Any
     """Answer QUESTION about TARGETS in one headless turn: progress on stderr, answer on stdout."""
     settings = _settings(**flags)
     from astro_tui.agent.headless import run_ask
-    from astro_tui.agent.state import state_dir
+    from astro_tui.config import state_dir
     from astro_tui.llm.errors import model_not_configured_message
 
     if not settings.model_configured:

@@ -394,9 +394,10 @@ async def test_escape_interrupts_a_runaway_query(
     shop_db: Path, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Esc stops the model's endless cross join in DuckDB itself, not only on screen: the
-    statement returns within INTERRUPT_WITHIN_S, the question is back in the box, and the
-    database answers the next `/sql` at once. The query timeout is 60 s, so only Esc can
-    have stopped it. The person's own runaway `/sql` is cancelled the same way."""
+    statement comes back out of `Database.execute` as cancelled within INTERRUPT_WITHIN_S,
+    the question is back in the box, and the next `/sql` is answered at once. The query
+    timeout is 60 s, so only Esc can have stopped it. The person's own runaway `/sql` is
+    cancelled the same way."""
     app = make_app(shop_db, fake_openai.settings(query_timeout_s=60))
     fake_openai.script(tool_call_reply([("run_sql", {"sql": "-- everything\n" + RUNAWAY_SQL})]))
     async with app.run_test(size=SIZE) as pilot:

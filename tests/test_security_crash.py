@@ -134,7 +134,7 @@ def kill_mid_write(
     """Run a writer, SIGKILL it; return the last version it reported and whether it died mid-write."""
     path = target_path(target, state)
     pid, report, reap = spawn(target, state, fresh=fresh)
-    temp = path.with_name(f".{path.name}.{pid}.tmp")
+    temps = f".{path.name}.*.tmp"  # astro_tui.files.atomic_write_text's temp files
     wait_for = rng.randint(1, 3)
     try:
         for _ in range(wait_for):  # a few complete versions first
@@ -142,7 +142,7 @@ def kill_mid_write(
             assert line.isdigit(), f"the writer stopped early: {line!r}"
         if at_temp_file:
             deadline = time.monotonic() + 5
-            while not temp.exists() and time.monotonic() < deadline:
+            while not any(path.parent.glob(temps)) and time.monotonic() < deadline:
                 time.sleep(0.0002)
         else:
             time.sleep(rng.uniform(0, 0.02))
@@ -154,7 +154,7 @@ def kill_mid_write(
     assert status == -signal.SIGKILL, "the writer was not alive when killed"
     assert "full" not in reported
     numbers = [int(x) for x in reported if x.isdigit()]
-    return max(numbers, default=wait_for), temp.exists()
+    return max(numbers, default=wait_for), any(path.parent.glob(temps))
 
 
 def check_conversation(state: Path, last: int) -> None:

@@ -12,7 +12,8 @@ import threading
 from pathlib import Path
 
 from astro_tui.agent.registry import ToolError
-from astro_tui.agent.state import atomic_write_text, safe_file_stem
+from astro_tui.agent.state import safe_file_stem
+from astro_tui.files import atomic_write_text
 
 MAX_NOTE_CHARS = 2_000
 MAX_FILE_CHARS = 50_000

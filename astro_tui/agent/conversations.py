@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 from astro_tui.agent.history import Entry, Turn, TurnStatus
-from astro_tui.agent.state import atomic_write_text
+from astro_tui.files import atomic_write_text
 
 FORMAT_VERSION = 1
 _STATUSES = frozenset(get_args(TurnStatus))

@@ -41,7 +41,6 @@ from astro_tui.agent.events import (
 from astro_tui.agent.history import Entry, History, Turn, TurnStatus, short_summary
 from astro_tui.agent.prompts import system_prompt
 from astro_tui.agent.registry import ParsedCall, ToolOutcome, ToolRegistry
-from astro_tui.agent.state import atomic_write_text
 from astro_tui.agent.templates import MAX_OUTPUT_CHARS, numbers_in_text
 from astro_tui.agent.tools import ToolContext, build_registry, call_summary
 from astro_tui.agent.tools.context import TURN_CANCEL
@@ -49,6 +48,7 @@ from astro_tui.agent.workspace import Workspace
 from astro_tui.catalog.model import Catalog
 from astro_tui.config import Settings
 from astro_tui.data.database import CancelToken, Database
+from astro_tui.files import atomic_write_text
 from astro_tui.llm import ChatClient, Completion, LLMError, deadline_error, truncation_error
 
 CALLS_LEFT_WARNING = 3

@@ -78,6 +78,11 @@ class CancelToken:
         self._running: set[_Running] = set()
         self.cancelled = False
 
+    @property
+    def running(self) -> int:
+        """How many statements this token can stop right now."""
+        return len(self._running)
+
     def cancel(self) -> None:
         with self._lock:
             self.cancelled = True

@@ -232,7 +232,7 @@ class AstroApp(App[int]):
             import openai  # noqa: F401  (the import is the slow part of the first request)
 
             from astro_tui.agent.loop import Agent
-            from astro_tui.agent.state import default_state_dir
+            from astro_tui.config import state_dir as default_state_dir
 
             agent = Agent(db, catalog, self.settings, state_dir=default_state_dir())
         except Exception as exc:
@@ -590,7 +590,7 @@ class AstroApp(App[int]):
 
         state_dir = self.agent.state_dir if hasattr(self.agent, "state_dir") else None
         if state_dir is None:
-            from astro_tui.agent.state import default_state_dir
+            from astro_tui.config import state_dir as default_state_dir
 
             state_dir = default_state_dir()
         found = list_conversations(state_dir, self.db.key)
@@ -623,7 +623,7 @@ class AstroApp(App[int]):
     @work(thread=True, group="context", exit_on_error=False)
     def _read_context(self, db_key: str) -> None:
         from astro_tui.agent.context_notes import ContextNotes
-        from astro_tui.agent.state import default_state_dir
+        from astro_tui.config import state_dir as default_state_dir
 
         try:
             notes = ContextNotes(default_state_dir(), db_key)
