@@ -236,7 +236,7 @@ def _shown_text(streamed: str) -> str:
 
 async def bench_stream(db: Path, tokens: int, delay_s: float) -> dict[str, float]:
     from astro_tui.agent.loop import Agent
-    from astro_tui.agent.state import default_state_dir
+    from astro_tui.config import state_dir
     from astro_tui.catalog.introspect import load_catalog
     from astro_tui.config import Settings
     from astro_tui.data.database import Database
@@ -258,7 +258,7 @@ async def bench_stream(db: Path, tokens: int, delay_s: float) -> dict[str, float
         settings = Settings(model="fake-model", base_url=base_url, read_timeout_s=60, max_retries=0)
         # The stream's own duration: the same agent and server, no screen.
         with Database.open([str(db)], settings) as source:
-            agent = Agent(source, load_catalog(source), settings, state_dir=default_state_dir())
+            agent = Agent(source, load_catalog(source), settings, state_dir=state_dir())
             started = time.perf_counter()
             async for _ in agent.run("bench"):
                 pass
