@@ -109,13 +109,11 @@ def log_text(app: AstroApp) -> str:
     """Everything the conversation log shows, as plain text (Markdown sources included)."""
     from textual.widgets import Markdown, Static
 
-    from astro_tui.ui.widgets.markdown_text import MarkdownText, StreamingMarkdown
+    from astro_tui.ui.widgets.markdown_text import MarkdownText
 
     parts: list[str] = []
     for widget in app.conversation.log_view.query("*"):
-        if isinstance(widget, (Markdown, StreamingMarkdown)):
-            parts.append(widget.source)
-        elif isinstance(widget, MarkdownText) and not isinstance(widget.parent, StreamingMarkdown):
+        if isinstance(widget, (Markdown, MarkdownText)):
             parts.append(widget.source)
         elif isinstance(widget, Static) and not isinstance(widget.parent, Markdown):
             parts.append(plain(widget))

@@ -1,13 +1,14 @@
 """The full-screen app: three panes, one table of actions, and the workers that feed them.
 
-The first frame comes before anything slow: the database is opened (maybe
-building the sample warehouse), the catalog loaded and the model client
+The first frame comes before anything slow: after it, the database is opened
+(maybe building the sample warehouse), the catalog loaded and the model client
 imported in workers, each reporting back with a message.
 """
 
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Iterable
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
 NARROW = 100
 MEDIUM = 140
 PREVIEW_ROWS = 100
+AFTER_PAINT_WAIT_S = 1.0  # background imports wait this long at most for a frame to be painted
 
 
 class AstroApp(App[int]):
@@ -107,6 +109,10 @@ class AstroApp(App[int]):
             from astro_tui.llm.errors import model_not_configured_message
 
             self.conversation.show_howto(model_not_configured_message())
+
+    def on_ready(self) -> None:
+        """The first frame is on screen. Only now the database: importing DuckDB and Arrow in a
+        thread any earlier would take the interpreter from the first layout and paint."""
         self._open_database()
 
     def on_resize(self, event: events.Resize) -> None:
@@ -165,6 +171,7 @@ class AstroApp(App[int]):
             self.post_message(DatabaseFailed(f"cannot open the database: {type(exc).__name__}: {exc}"))
             return
         self.post_message(DatabaseOpened(db))
+        self._read_catalog(db)  # in this thread: no trip through the loop in between
 
     def on_build_progress(self, message: BuildProgress) -> None:
         text = one_line(message.text) or "Building the sample warehouse…"
@@ -175,15 +182,14 @@ class AstroApp(App[int]):
         self.db = message.db
         self.catalog_pane.show_status("Loading the catalog…")
         self._set_topbar(message.db.label)
-        self._load_catalog(message.db)
 
     def on_database_failed(self, message: DatabaseFailed) -> None:
         self.catalog_pane.show_status(f"✗ {message.message}")
         self.conversation.add_error(message.message)
         self.notify(message.message, title="Cannot open the database", severity="error", markup=False)
 
-    @work(thread=True, group="open", exit_on_error=False)
-    def _load_catalog(self, db: Database) -> None:
+    def _read_catalog(self, db: Database) -> None:
+        """Runs in the `_open_database` worker."""
         from astro_tui.catalog.introspect import load_catalog
 
         try:
@@ -196,16 +202,22 @@ class AstroApp(App[int]):
     def on_catalog_loaded(self, message: CatalogLoaded) -> None:
         assert self.db is not None
         self.catalog = message.catalog
-        self.catalog_pane.set_catalog(message.catalog, self.db, self.db.label)
+        # What follows in workers (the shell, the model client, warm-up imports) holds the
+        # interpreter for long stretches: it starts once the tree is on screen, or the
+        # catalog would appear about half a second later.
+        painted = threading.Event()
+        self.call_after_refresh(painted.set)
+        self.catalog_pane.set_catalog(message.catalog, self.db, self.db.label, painted)
         tables = len(message.catalog.tables)
         self._set_topbar(f"{self.db.label} · {tables:,} tables")
         if self.settings.model_configured:
-            self._build_agent(self.db, message.catalog)
-        self._warm_imports()
+            self._build_agent(self.db, message.catalog, painted)
+        self._warm_imports(painted)
 
     @work(thread=True, group="warm", exit_on_error=False)
-    def _warm_imports(self) -> None:
+    def _warm_imports(self, after: threading.Event) -> None:
         """Import what the first result, chart and answer need while the user is still reading."""
+        after.wait(AFTER_PAINT_WAIT_S)
         import pyarrow as pa
         import rich.markdown  # noqa: F401  (model text)
         import textual_fastdatatable.data_table  # noqa: F401
@@ -226,8 +238,9 @@ class AstroApp(App[int]):
         self.notify(message.message, severity="error", markup=False)
 
     @work(thread=True, group="agent", exit_on_error=False)
-    def _build_agent(self, db: Database, catalog: Catalog) -> None:
+    def _build_agent(self, db: Database, catalog: Catalog, after: threading.Event) -> None:
         """Importing the model client costs about a second; pay it here, not on the first question."""
+        after.wait(AFTER_PAINT_WAIT_S)
         try:
             import openai  # noqa: F401  (the import is the slow part of the first request)
 

@@ -87,6 +87,15 @@ class ShellOutput(Message):
         self.cwd = cwd
 
 
+class ShellReady(Message):
+    """The metadata shell is built (in a worker: it imports the grep machinery, pandas among it)."""
+
+    def __init__(self, shell: Any, error: str | None = None) -> None:
+        super().__init__()
+        self.shell = shell
+        self.error = error
+
+
 class TableCard(Message):
     def __init__(self, table: Table, card: str) -> None:
         super().__init__()

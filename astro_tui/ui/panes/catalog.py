@@ -23,6 +23,8 @@ from astro_tui.ui.messages import TableCard
 from astro_tui.ui.panes.shell import ShellPane
 
 if TYPE_CHECKING:
+    import threading
+
     from astro_tui.catalog.model import Catalog, Column, Schema, Table
     from astro_tui.data.database import Database
 
@@ -147,14 +149,16 @@ class CatalogPane(Vertical):
         status.update(inert_text(text, "italic"))
         status.display = bool(text)
 
-    def set_catalog(self, catalog: Catalog, db: Database, label: str) -> None:
+    def set_catalog(
+        self, catalog: Catalog, db: Database, label: str, after: threading.Event | None = None
+    ) -> None:
         self._db = db
         tables = sum(len(s.tables) for s in catalog.schemas)
         self.border_title = Text(f"Catalog · {inert(label, keep_newlines=False)}")
         self.border_subtitle = f"{len(catalog.schemas)} schemas · {tables:,} tables"
         self.show_status("" if tables else "no tables in this database")
         self.query_one(CatalogTree).load(catalog)
-        self.query_one(ShellPane).set_catalog(catalog, db)
+        self.query_one(ShellPane).set_catalog(catalog, db, after)
 
     @on(Tree.NodeHighlighted)
     def _highlighted(self, event: Tree.NodeHighlighted[Node]) -> None:

@@ -18,7 +18,7 @@ from textual.widgets import Input, RichLog, Static
 from astro_tui.ui.actions import bindings
 from astro_tui.ui.history import History
 from astro_tui.ui.inert import inert, inert_text
-from astro_tui.ui.messages import ShellOutput
+from astro_tui.ui.messages import ShellOutput, ShellReady
 
 if TYPE_CHECKING:
     from astro_tui.catalog.model import Catalog
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 _OUTPUT_CHARS = 20_000
 _SCROLLBACK = 500
+_AFTER_PAINT_WAIT_S = 1.0
 
 
 class ShellInput(Input):
@@ -96,6 +97,7 @@ class ShellPane(Vertical):
     def __init__(self) -> None:
         super().__init__(id="shell-pane")
         self._shell: Any = None
+        self._pending: list[str] = []  # commands typed before the shell was built
         self._lock = threading.Lock()
         self._scrollback: list[Text] = []
         self._wrapped_at = 0
@@ -126,14 +128,37 @@ class ShellPane(Vertical):
     def shell(self) -> Any:
         return self._shell
 
-    def set_catalog(self, catalog: Catalog, db: Database) -> None:
-        from astro_tui.catalog.shell import Shell
+    def set_catalog(self, catalog: Catalog, db: Database, after: threading.Event | None = None) -> None:
+        """Build the shell in a worker (after `after` is set: the tree is on screen by then)."""
+        self._shell = None
+        self._build(catalog, db, after)
 
-        self._shell = Shell(catalog, db)
+    @work(thread=True, exclusive=True, group="shell-build", exit_on_error=False)
+    def _build(self, catalog: Catalog, db: Database, after: threading.Event | None) -> None:
+        if after is not None:
+            after.wait(_AFTER_PAINT_WAIT_S)
+        try:
+            from astro_tui.catalog.shell import Shell
+
+            shell = Shell(catalog, db)
+        except Exception as exc:
+            self.post_message(ShellReady(None, f"{type(exc).__name__}: {exc}"))
+            return
+        self.post_message(ShellReady(shell))
+
+    def on_shell_ready(self, message: ShellReady) -> None:
+        message.stop()
+        if message.shell is None:
+            self._write(inert_text(f"the shell cannot start: {message.error}", "italic"))
+            return
+        self._shell = message.shell
         complete = getattr(self._shell, "complete", None)
         self.query_one(ShellInput).completer = complete
         self._update_prompt(str(getattr(self._shell, "cwd", "/")))
         self._write(Text("metadata shell: ls, cd, cat, head, tree, find, grep, wc (pipes work)", style="dim"))
+        pending, self._pending = self._pending, []
+        if pending:
+            self._run(pending)
 
     def _update_prompt(self, cwd: str) -> None:
         self.query_one("#shell-prompt", Static).update(inert_text(f"{inert(cwd, keep_newlines=False)} $"))
@@ -151,22 +176,26 @@ class ShellPane(Vertical):
         if not command:
             return
         field.recall.add(command)
-        if self._shell is None:
-            self._write(Text("the catalog is still loading…", style="italic"))
-            return
         self._write(inert_text(f"$ {command}", "bold"))
-        self._run(command)
+        if self._shell is None:
+            if not self._pending:
+                self._write(Text("the catalog is still loading; this runs when it is ready", style="italic"))
+            self._pending.append(command)
+            return
+        self._run([command])
 
     @work(thread=True, group="shell")
-    def _run(self, command: str) -> None:
-        with self._lock:
-            try:
-                result = self._shell.run(command)
-                output, code = str(result.output), int(result.exit_code)
-            except Exception as exc:  # the shell reports errors itself; this is a last resort
-                output, code = f"{type(exc).__name__}: {exc}", 1
-            cwd = str(getattr(self._shell, "cwd", "/"))
-        self.post_message(ShellOutput(command, output, code, cwd))
+    def _run(self, commands: list[str]) -> None:
+        shell = self._shell
+        for command in commands:
+            with self._lock:
+                try:
+                    result = shell.run(command)
+                    output, code = str(result.output), int(result.exit_code)
+                except Exception as exc:  # the shell reports errors itself; this is a last resort
+                    output, code = f"{type(exc).__name__}: {exc}", 1
+                cwd = str(getattr(shell, "cwd", "/"))
+            self.post_message(ShellOutput(command, output, code, cwd))
 
     def on_shell_output(self, message: ShellOutput) -> None:
         message.stop()

@@ -1,0 +1,228 @@
+"""The conversation pane against the fake model server: streaming, tools, answers, cancel, errors."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+from astro_tui.ui.panes.conversation import ReasoningBlock
+from astro_tui.ui.screens.resume import ResumeScreen
+from astro_tui.ui.widgets.answer_card import AnswerCard
+from astro_tui.ui.widgets.markdown_text import StreamingMarkdown
+from astro_tui.ui.widgets.tool_block import ToolBlock
+from tests.fake_openai import (
+    FakeOpenAI,
+    error,
+    reasoning_reply,
+    stall,
+    text_reply,
+    tool_call_reply,
+)
+from tests.test_ui_support import (
+    REVENUE_SQL,
+    SIZE,
+    log_text,
+    make_app,
+    notifications,
+    plain,
+    ready,
+    shop_db,
+    submit,
+    wait_until,
+)
+
+__all__ = ["shop_db"]
+
+TOTAL_SQL = "SELECT sum(amount) AS total FROM sales.orders"
+
+
+def answer_script() -> list[object]:
+    return [
+        tool_call_reply(
+            [("run_sql", {"sql": f"-- revenue by region\n{REVENUE_SQL}"})], text="Checking orders."
+        ),
+        tool_call_reply(
+            [
+                (
+                    "submit_result",
+                    {
+                        "inputs": {"rev": REVENUE_SQL, "total": TOTAL_SQL},
+                        "template": (
+                            "Total revenue was {{ total.value | money }} over {{ rev.row_count }} regions."
+                        ),
+                        "title": "Revenue by region",
+                    },
+                )
+            ]
+        ),
+    ]
+
+
+async def test_a_streamed_answer_appears(shop_db: Path, fake_openai: FakeOpenAI) -> None:
+    text = "Orders are spread **evenly** across five regions, about 400 each. " * 8
+    fake_openai.script(reasoning_reply("Thinking about regions.", text, delay_s=0.002, chunk_size=4))
+    app = make_app(shop_db, fake_openai.settings())
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await submit(pilot, "how are orders spread?")
+        await wait_until(pilot, lambda: not app.conversation.running)
+        markdown = app.conversation.log_view.query(StreamingMarkdown).last()
+        assert markdown.source == text
+        assert markdown.has_class("-unverified")
+        shown = log_text(app)
+        assert "unverified: the model's own words" in shown and "numbers: 400" in shown
+        reasoning = app.conversation.query_one(ReasoningBlock)
+        assert reasoning.collapsed, "reasoning folds away once the answer starts"
+        assert app.conversation.question.text == ""
+
+
+async def test_tool_blocks_collapse_and_expand(shop_db: Path, fake_openai: FakeOpenAI) -> None:
+    fake_openai.script(*answer_script())
+    app = make_app(shop_db, fake_openai.settings())
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await submit(pilot, "what was revenue by region?")
+        await wait_until(pilot, lambda: not app.conversation.running)
+        blocks = list(app.conversation.query(ToolBlock))
+        assert [b.tool_name for b in blocks] == ["run_sql", "submit_result"]
+        assert all(b.collapsed and b.state == "ok" for b in blocks)
+        assert "-- revenue by region" in str(blocks[0].title)
+
+        await pilot.click(blocks[0]._title)
+        await pilot.pause()
+        assert not blocks[0].collapsed
+        assert REVENUE_SQL.split(" FROM")[0] in plain(blocks[0]._args)
+        assert plain(blocks[0]._result)
+        await pilot.click(blocks[0]._title)
+        await pilot.pause()
+        assert blocks[0].collapsed
+
+        card = app.conversation.query_one(AnswerCard)
+        assert card.has_class("-verified")
+        assert "Total revenue was $9" in log_text(app) and "over 5 regions" in log_text(app)
+        names = [e.name for e in app.results.entries]
+        assert names[0] == "df_1" and {"A1 rev", "A1 total"} <= set(names)
+        assert app.results.current is not None and app.results.current.name == "A1 rev"
+        assert app.results.current.verified
+        sql = plain(app.query_one("#sql-text"))
+        assert "-- rev" in sql and "-- total" in sql
+
+
+async def test_escape_cancels_the_turn(shop_db: Path, fake_openai: FakeOpenAI) -> None:
+    fake_openai.script(stall(text_reply("Let me think"), seconds=30))
+    app = make_app(shop_db, fake_openai.settings(read_timeout_s=60))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await submit(pilot, "a slow question")
+        await wait_until(pilot, lambda: "Let me think" in log_text(app))
+        await pilot.press("escape")
+        assert not app.conversation.running
+        assert app.conversation.question.text == "a slow question"
+        assert "cancelled" in log_text(app)
+        assert fake_openai.wait_for_disconnect(timeout=5), "the model request was closed"
+        await pilot.pause(0.2)
+        assert app.agent is not None and app.agent.turns[-1].status == "cancelled"
+
+
+async def test_errors_are_one_sentence_and_the_conversation_is_kept(
+    shop_db: Path, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.script(text_reply("First answer."), error(429, "slow down"))
+    app = make_app(shop_db, fake_openai.settings())
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await submit(pilot, "first")
+        await wait_until(pilot, lambda: not app.conversation.running)
+        await submit(pilot, "second")
+        await wait_until(pilot, lambda: not app.conversation.running)
+        shown = log_text(app)
+        assert "First answer." in shown
+        assert "rate limiting" in shown
+        assert app.is_running
+
+
+async def test_server_down(shop_db: Path, fake_openai: FakeOpenAI) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    settings = fake_openai.settings(base_url=f"http://127.0.0.1:{port}/v1")
+    app = make_app(shop_db, settings)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await submit(pilot, "anyone there?")
+        await wait_until(pilot, lambda: not app.conversation.running)
+        assert "cannot reach the model server" in log_text(app)
+
+
+async def test_slash_commands(shop_db: Path, fake_openai: FakeOpenAI) -> None:
+    fake_openai.script(*answer_script())
+    app = make_app(shop_db, fake_openai.settings())
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await submit(pilot, "/model")
+        assert "model fake-model at http://127.0.0.1" in log_text(app)
+        await submit(pilot, "/context")
+        await wait_until(pilot, lambda: "Context notes" in log_text(app))
+        await submit(pilot, "/nonsense")
+        assert any("unknown command /nonsense" in n for n in notifications(app))
+        assert app.conversation.question.text == "/nonsense"
+
+        await submit(pilot, "revenue by region?")
+        await wait_until(pilot, lambda: not app.conversation.running)
+        first_id = app.agent.conversation_id  # type: ignore[union-attr]
+        await submit(pilot, "/clear")
+        assert "Total revenue" not in log_text(app)
+        await submit(pilot, "/new")
+        assert app.agent is not None and app.agent.conversation_id != first_id
+
+        await submit(pilot, "/resume")
+        await wait_until(pilot, lambda: isinstance(app.screen, ResumeScreen))
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: "resumed conversation" in log_text(app))
+        assert app.agent.conversation_id == first_id
+        assert "revenue by region?" in log_text(app)
+
+        await submit(pilot, "/help")
+        assert type(app.screen).__name__ == "HelpScreen"
+
+
+async def test_model_text_renders_inert(shop_db: Path, fake_openai: FakeOpenAI) -> None:
+    fake_openai.script(text_reply("Look: \x1b]52;c;aGk=\x07 and [bold]not markup[/bold]"))
+    app = make_app(shop_db, fake_openai.settings())
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await submit(pilot, "say something odd")
+        await wait_until(pilot, lambda: not app.conversation.running)
+        source = app.conversation.log_view.query(StreamingMarkdown).last().source
+        assert "\x1b" not in source and "\\x1b]52" in source and "[bold]not markup[/bold]" in source
+
+
+async def test_auto_scroll_stops_when_scrolled_up_and_resumes_at_the_bottom(
+    shop_db: Path, fake_openai: FakeOpenAI
+) -> None:
+    text = "".join(f"Paragraph {i} about orders and regions.\n\n" for i in range(120))
+    fake_openai.script(text_reply(text, chunk_size=20, delay_s=0.01))
+    app = make_app(shop_db, fake_openai.settings())
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        log = app.conversation.log_view
+        import time as _t
+        t0 = _t.monotonic()
+        await submit(pilot, "a long answer please")
+        print("DBG submitted", round(_t.monotonic() - t0, 2), log.max_scroll_y, app.conversation.running, flush=True)
+        await wait_until(pilot, lambda: log.max_scroll_y > 20)
+        print("DBG >20", round(_t.monotonic() - t0, 2), log.max_scroll_y, app.conversation.running, flush=True)
+        await pilot.pause(0.2)
+        assert log.scroll_y == log.max_scroll_y, "follows the stream at first"
+
+        log.scroll_home(animate=False)
+        await pilot.pause(0.3)
+        grown_from = log.max_scroll_y
+        print("DBG home", round(_t.monotonic() - t0, 2), log.max_scroll_y, app.conversation.running, flush=True)
+        await wait_until(pilot, lambda: log.max_scroll_y > grown_from + 5)
+        assert log.scroll_y == 0, "stays where the reader scrolled to"
+
+        log.scroll_end(animate=False)
+        await wait_until(pilot, lambda: not app.conversation.running, timeout=30)
+        await pilot.pause(0.3)
+        assert log.scroll_y == log.max_scroll_y, "follows again once back at the bottom"
