@@ -224,9 +224,9 @@ class AstroApp(App[int]):
         import textual_plotext  # noqa: F401
         from textual_fastdatatable import ArrowBackend
 
-        from astro_tui.ui.widgets.markdown_text import complete_prefix
+        from astro_tui.ui.widgets.markdown_text import block_starts
 
-        complete_prefix("warm\n")
+        block_starts("warm\n")
         # Measuring a text column the first time imports pandas (a second or more).
         backend = ArrowBackend(pa.table({"text": ["x"], "number": [1]}))
         backend.render_markup = False

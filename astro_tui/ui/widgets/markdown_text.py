@@ -65,7 +65,7 @@ def _themed_console(styles: dict[str, Style]) -> Console:
         if len(_consoles) > 16:
             _consoles.clear()
         console = Console(
-            file=io.StringIO(),
+            file=io.TextIOWrapper(io.BytesIO(), encoding="utf-8"),  # never written; says UTF-8
             theme=Theme(styles),
             color_system="truecolor",
             force_terminal=True,
@@ -79,23 +79,24 @@ def _themed_console(styles: dict[str, Style]) -> Console:
     return console
 
 
-def complete_prefix(text: str) -> int:
-    """How many characters at the start of `text` are whole top-level blocks: everything
-    before the line where the last block starts (later text can only extend that one)."""
+def block_starts(text: str) -> list[int]:
+    """Where each top-level block of `text` starts (character offsets; the first is 0). Every
+    block but the last is finished: later text can only extend the last one."""
     global _parser
     if _parser is None:
         from markdown_it import MarkdownIt
 
         _parser = MarkdownIt().enable("strikethrough").enable("table")  # as Rich parses
-    start = 0
-    for token in reversed(_parser.parse(text)):
-        if token.level == 0 and token.map is not None:
-            start = token.map[0]
-            break
-    offset = 0
-    for _ in range(start):
-        offset = text.index("\n", offset) + 1
-    return offset
+    lines = sorted({t.map[0] for t in _parser.parse(text) if t.level == 0 and t.map is not None})
+    starts = [0]
+    offset = line = 0
+    for start in lines:
+        while line < start:
+            offset = text.index("\n", offset) + 1
+            line += 1
+        if offset:
+            starts.append(offset)
+    return starts
 
 
 class _Block:
@@ -109,6 +110,17 @@ class _Block:
         self.lines: list[Strip] = []
 
 
+def _split(source: str, starts: list[int] | None = None) -> list[_Block]:
+    """One block per top-level Markdown block: each is drawn (and cached) on its own, so a
+    document looks the same whether it arrived whole or in pieces."""
+    if not source.strip():
+        return []
+    if starts is None:
+        starts = block_starts(source)
+    ends = [*starts[1:], len(source)]
+    return [_Block(source[a:b]) for a, b in zip(starts, ends, strict=True)]
+
+
 class MarkdownText(Widget):
     """A Markdown document drawn as lines in one widget (see the module docstring)."""
 
@@ -116,7 +128,7 @@ class MarkdownText(Widget):
 
     def __init__(self, source: str = "", *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
-        self._blocks: list[_Block] = [_Block(source)] if source.strip() else []
+        self._blocks: list[_Block] = _split(source)
         self._open = False  # whether the last block may still change
         self._starts: list[int] = []  # first line of each block, at the width last laid out
         self._height = 0
@@ -129,7 +141,7 @@ class MarkdownText(Widget):
 
     def update(self, source: str) -> None:
         """Replace the whole document."""
-        self._blocks = [_Block(source)] if source.strip() else []
+        self._blocks = _split(source)
         self._open = False
         self._changed()
 
@@ -142,10 +154,10 @@ class MarkdownText(Widget):
             self._blocks.append(_Block(source))
         self._changed()
 
-    def _append_block(self, source: str) -> None:
-        """Add a finished block before the open one."""
+    def _append_blocks(self, blocks: list[_Block]) -> None:
+        """Add finished blocks before the open one."""
         at = len(self._blocks) - 1 if self._open else len(self._blocks)
-        self._blocks.insert(at, _Block(source))
+        self._blocks[at:at] = blocks
 
     def _changed(self) -> None:
         self._starts = []
@@ -177,7 +189,12 @@ class MarkdownText(Widget):
             code_theme = "ansi_dark" if self.app.current_theme.dark else "ansi_light"
             document = RichMarkdown(block.source, code_theme=code_theme, hyperlinks=False)
             lines = console.render_lines(document, console.options.update_width(width), style=self.rich_style)
-            block.lines = [Strip(line, width) for line in lines]
+            # Rich pads some blocks with blank lines of their own (lists, quotes, code, tables);
+            # trimmed, every block is one blank line from the next (see `_layout`).
+            texts = ["".join(segment.text for segment in line).strip() for line in lines]
+            first = next((i for i, text in enumerate(texts) if text), len(lines))
+            last = next((i for i in range(len(texts) - 1, -1, -1) if texts[i]), -1)
+            block.lines = [Strip(line, width) for line in lines[first : last + 1]]
             block.width = width
         return block.lines
 
@@ -189,10 +206,11 @@ class MarkdownText(Widget):
         starts: list[int] = []
         y = 0
         for block in self._blocks:
-            if starts:
+            lines = self._lines(block, width)
+            if y and lines:
                 y += 1  # a blank line between blocks, as Rich puts between top-level blocks
             starts.append(y)
-            y += len(self._lines(block, width))
+            y += len(lines)
         self._starts = starts
         self._height = y
 
@@ -227,9 +245,10 @@ class StreamingMarkdown(MarkdownText):
         if not text:
             return
         tail = self._tail + text
-        done = complete_prefix(tail)
-        if done:
-            self._append_block(tail[:done])
+        starts = block_starts(tail)
+        if len(starts) > 1:
+            done = starts[-1]
+            self._append_blocks(_split(tail[:done], starts[:-1]))
             tail = tail[done:]
         self._tail = tail
         self._set_open_block(tail)
