@@ -5,8 +5,6 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
-import pytest
-
 from astro_tui.ui.panes.conversation import ReasoningBlock
 from astro_tui.ui.screens.resume import ResumeScreen
 from astro_tui.ui.widgets.answer_card import AnswerCard
@@ -199,7 +197,6 @@ async def test_model_text_renders_inert(shop_db: Path, fake_openai: FakeOpenAI) 
         assert "\x1b" not in source and "\\x1b]52" in source and "[bold]not markup[/bold]" in source
 
 
-@pytest.mark.skip(reason="times out in the full suite since streaming batches appends; to fix")
 async def test_auto_scroll_stops_when_scrolled_up_and_resumes_at_the_bottom(
     shop_db: Path, fake_openai: FakeOpenAI
 ) -> None:

@@ -69,10 +69,13 @@ async def wait_until(pilot: Pilot[Any], predicate: Callable[[], Any], timeout: f
 
 
 async def ready(pilot: Pilot[Any]) -> AstroApp:
-    """Wait for the catalog, and for the agent when a model is configured."""
+    """Wait for the catalog and the metadata shell, and for the agent when a model is configured."""
+    from astro_tui.ui.panes.shell import ShellPane
+
     app = pilot.app
     assert isinstance(app, AstroApp)
     await wait_until(pilot, lambda: app.catalog is not None, timeout=30)
+    await wait_until(pilot, lambda: app.query_one(ShellPane).shell is not None, timeout=30)
     if app.settings.model_configured:
         await wait_until(pilot, lambda: app.agent is not None or app._agent_error is not None, timeout=30)
     await pilot.pause()

@@ -23,7 +23,7 @@ from textual.widgets import Collapsible, Static
 from astro_tui.ui.inert import inert, inert_text
 from astro_tui.ui.messages import AgentEvent, ResultOrigin, ResultReady, TurnFinished
 from astro_tui.ui.widgets.answer_card import UNVERIFIED_NOTE, AnswerCard, capped
-from astro_tui.ui.widgets.markdown_text import StreamingMarkdown
+from astro_tui.ui.widgets.markdown_text import MarkdownText, StreamingMarkdown
 from astro_tui.ui.widgets.question import QuestionInput
 from astro_tui.ui.widgets.tool_block import SPINNER, ToolBlock, clocks_live
 
@@ -136,11 +136,9 @@ class ConversationPane(Vertical):
         self._mount(Static(body, classes=f"note -{kind}"))
 
     def add_markdown(self, markdown: str, title: str) -> None:
-        from textual.widgets import Markdown
-
         block = Vertical(
             Static(Text(title, style="bold")),
-            Markdown(inert(markdown), open_links=False),
+            MarkdownText(inert(markdown)),
             classes="doc-block",
         )
         self._mount(block)

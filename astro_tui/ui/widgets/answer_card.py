@@ -45,7 +45,7 @@ class AnswerCard(Vertical):
         self.answer = answer
 
     def compose(self) -> ComposeResult:
-        from textual.widgets import Markdown
+        from astro_tui.ui.widgets.markdown_text import MarkdownText
 
         answer = self.answer
         title = one_line(answer.title, 100) if answer.title else ""
@@ -57,7 +57,7 @@ class AnswerCard(Vertical):
             head = UNVERIFIED_NOTE
         yield Static(inert_text(head), classes="answer-head")
         if answer.text.strip() and answer.text.strip() != (answer.title or "").strip():
-            yield Markdown(inert(capped(0, answer.text)), open_links=False, classes="answer-text")
+            yield MarkdownText(inert(capped(0, answer.text)), classes="answer-text")
         if answer.unverified_numbers:
             numbers = ", ".join(inert(n, keep_newlines=False) for n in answer.unverified_numbers[:12])
             yield Static(

@@ -21,6 +21,7 @@ from bisect import bisect_right
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.console import Console
+from rich.segment import Segment
 from rich.style import Style
 from rich.theme import Theme
 from textual.strip import Strip
@@ -28,6 +29,7 @@ from textual.widget import Widget
 
 if TYPE_CHECKING:
     from textual.geometry import Size
+    from textual.selection import Selection
 
 # rich.markdown and markdown_it are imported when first needed (the app warms them in a
 # worker): they are not needed for the first frame.
@@ -220,9 +222,7 @@ class MarkdownText(Widget):
         self._layout(width)
         return self._height
 
-    def render_line(self, y: int) -> Strip:
-        width = self.content_size.width
-        self._layout(width)
+    def _line(self, y: int, width: int) -> Strip:
         index = bisect_right(self._starts, y) - 1
         if index >= 0:
             lines = self._blocks[index].lines
@@ -230,6 +230,31 @@ class MarkdownText(Widget):
             if offset < len(lines):
                 return lines[offset]
         return Strip.blank(width, self.rich_style)
+
+    def render_line(self, y: int) -> Strip:
+        width = self.content_size.width
+        self._layout(width)
+        line = self._line(y, width).apply_offsets(0, y)  # offsets: mouse selection finds the text
+        selection = self.text_selection
+        if selection is not None and (span := selection.get_span(y)) is not None:
+            start, end = span
+            end = width if end == -1 else end
+            style = self.screen.get_component_rich_style("screen--selection")
+            chosen = line.crop(start, end)
+            chosen = Strip(Segment.apply_style(chosen, post_style=style), chosen.cell_length)
+            line = Strip.join([line.crop(0, start), chosen, line.crop(end, width)])
+        return line
+
+    # ------------------------------------------------------------------ mouse selection
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        width = self.content_size.width
+        self._layout(width)
+        text = "\n".join(self._line(y, width).text.rstrip() for y in range(self._height))
+        return selection.extract(text), "\n"
+
+    def selection_updated(self, selection: Selection | None) -> None:
+        self.refresh()
 
 
 class StreamingMarkdown(MarkdownText):
