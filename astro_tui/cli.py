@@ -134,11 +134,11 @@ def main() -> None:
 def open_app(targets: tuple[str, ...], **flags: Any) -> None:
     """Open the full-screen app on TARGETS (default: the sample warehouse)."""
     settings = _settings(**flags)
+    from astro_tui.data.engines import check_targets
     from astro_tui.data.errors import DataError
-    from astro_tui.data.targets import resolve_targets
 
     try:
-        resolve_targets(list(targets))
+        check_targets(list(targets), settings)
     except DataError as exc:
         _fail(str(exc))
     from astro_tui.ui.app import run_app
@@ -255,10 +255,16 @@ def config(ctx: click.Context) -> None:
         return
     settings = _settings()
     click.echo(f"config file: {config_path()}{'' if config_path().exists() else ' (not created)'}")
+    from astro_tui.data.urls import redact_url
+
     for name, value in settings.as_dict().items():
+        if name == "connections":
+            continue
         if name == "api_key":
             value = "(set)" if value else "(not set)"
         click.echo(f"{name} = {value if value is not None else '(not set)'}")
+    for name, url in sorted(settings.connections.items()):
+        click.echo(f"connection @{name} = {redact_url(url)}")
 
 
 @config.command("set")
@@ -269,6 +275,8 @@ def config_set(key: str, value: str) -> None:
     from astro_tui.config import write_setting
 
     kind = Settings.field_kind(key)
+    if kind is dict:
+        _fail(f"'{key}' are tables: edit [{key}.NAME] in {config_path()}", EXIT_USAGE)
     if kind is None:
         _fail(f"unknown setting '{key}' (see `astro config`)", EXIT_USAGE)
     parsed: Any = value if kind is str else _number(value, kind)

@@ -54,11 +54,15 @@ class Settings:
     max_completions: int = 30
 
     theme: str | None = None
+    connections: dict[str, str] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
         for spec in fields(self):
             value = getattr(self, spec.name)
             kind = _FIELD_KINDS[spec.name]
+            if kind is dict:
+                object.__setattr__(self, spec.name, _connections(value))
+                continue
             if kind is str:
                 if value is not None and not isinstance(value, str):
                     raise ConfigError(f"setting {spec.name}: expected text, got {value!r}")
@@ -106,7 +110,21 @@ _FIELD_KINDS: dict[str, type] = {
     "max_retries": int,
     "max_tool_calls": int,
     "max_completions": int,
+    "connections": dict,
 }
+
+
+def _connections(value: Any) -> dict[str, str]:
+    """`[connections.NAME]` tables with a `url`, as NAME → URL (`astro @NAME`)."""
+    if not isinstance(value, dict):
+        raise ConfigError("setting connections: expected [connections.NAME] tables with a url")
+    found: dict[str, str] = {}
+    for name, entry in value.items():
+        url = entry.get("url") if isinstance(entry, dict) else entry
+        if not isinstance(url, str) or not url:
+            raise ConfigError(f'connection {name}: expected url = "postgresql://…" or "sc://…"')
+        found[str(name)] = url
+    return found
 
 
 def config_dir() -> Path:
@@ -176,7 +194,10 @@ def _dump_toml(data: dict[str, Any]) -> str:
     """Flat `key = value` TOML (our settings have no tables); a JSON string is a valid
     TOML basic string, escapes and all, so no value can break the file."""
     lines = []
+    tables = {k: v for k, v in data.items() if isinstance(v, dict)}
     for key, value in sorted(data.items()):
+        if key in tables:
+            continue
         if isinstance(value, bool):
             text = "true" if value else "false"
         elif isinstance(value, int | float):
@@ -184,4 +205,9 @@ def _dump_toml(data: dict[str, Any]) -> str:
         else:
             text = json.dumps(str(value), ensure_ascii=True)
         lines.append(f"{key} = {text}")
+    for key, table in sorted(tables.items()):
+        for name, entry in sorted(table.items()):
+            url = entry.get("url") if isinstance(entry, dict) else entry
+            url_text = json.dumps(str(url), ensure_ascii=True)
+            lines += ["", f"[{key}.{json.dumps(str(name))}]", f"url = {url_text}"]
     return "\n".join(lines) + "\n"

@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from astro_tui.agent.events import Done
 from astro_tui.agent.loop import Agent
 from astro_tui.catalog.introspect import load_catalog
-from astro_tui.catalog.model import Catalog, Column, Schema, Table
 from astro_tui.config import Settings, cache_dir
+from astro_tui.data.catalog_model import Catalog, Column, Schema, Table
 from astro_tui.data.database import Database
 from astro_tui.llm import Completion, ToolCallRequest, Usage
 

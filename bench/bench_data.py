@@ -18,9 +18,9 @@ from pathlib import Path
 import duckdb
 
 from astro_tui.config import Settings
-from astro_tui.data import guard
 from astro_tui.data.database import Database
-from astro_tui.data.sample import build_sample
+from astro_tui.data.engines.duckdb import guard
+from astro_tui.data.engines.duckdb.sample import build_sample
 
 AGGREGATE = "SELECT k % 97 AS bucket, sum(v) AS total, avg(v) AS mean FROM facts GROUP BY 1 ORDER BY 1"
 REPEATS = 40

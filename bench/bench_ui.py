@@ -357,7 +357,7 @@ def main() -> None:
     if args.only in (None, "startup"):
         report("small DuckDB, bytecode cached", bench_startup(db, args.runs, pycache))
         report("small DuckDB, no bytecode cache", bench_startup(db, args.runs, None))
-        from astro_tui.data.sample import ensure_sample
+        from astro_tui.data.engines.duckdb.sample import ensure_sample
 
         ensure_sample()
         report("sample warehouse, bytecode cached", bench_startup(None, args.runs, pycache))

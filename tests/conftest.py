@@ -39,7 +39,7 @@ def isolated_env(session_cache: Path, tmp_path: Path, monkeypatch: pytest.Monkey
 
 @pytest.fixture(scope="session")
 def sample_path(session_cache: Path) -> Path:
-    from astro_tui.data.sample import ensure_sample
+    from astro_tui.data.engines.duckdb.sample import ensure_sample
 
     return ensure_sample()
 

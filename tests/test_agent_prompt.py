@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 from astro_tui.agent.prompts import MAX_NOTES_CHARS, cap_notes, system_prompt
-from astro_tui.catalog.model import Catalog, Column, Schema, Table
+from astro_tui.data.catalog_model import Catalog, Column, Schema, Table
 
 TODAY = dt.date(2025, 6, 1)
 

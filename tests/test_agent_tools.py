@@ -270,9 +270,9 @@ async def test_context_notes_read_and_append_atomically(registry: ToolRegistry, 
 
 
 def test_sample_notes_are_seeded_on_first_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    fake = types.ModuleType("astro_tui.data.sample")
+    fake = types.ModuleType("astro_tui.data.engines.duckdb.sample")
     fake.context_notes = lambda: "# Sample warehouse\nRevenue excludes refunds.\n"  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "astro_tui.data.sample", fake)
+    monkeypatch.setitem(sys.modules, "astro_tui.data.engines.duckdb.sample", fake)
     notes = ContextNotes(tmp_path, "sample")
     assert "Revenue excludes refunds." in notes.read()
     assert notes_path(tmp_path, "sample").read_text(encoding="utf-8").startswith("# Sample warehouse")
@@ -285,9 +285,9 @@ def test_sample_notes_are_seeded_on_first_read(tmp_path: Path, monkeypatch: pyte
 def test_sample_notes_are_read_when_the_state_directory_cannot_be_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shop_db: Database
 ) -> None:
-    fake = types.ModuleType("astro_tui.data.sample")
+    fake = types.ModuleType("astro_tui.data.engines.duckdb.sample")
     fake.context_notes = lambda: "# Sample warehouse\nRevenue excludes refunds.\n"  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "astro_tui.data.sample", fake)
+    monkeypatch.setitem(sys.modules, "astro_tui.data.engines.duckdb.sample", fake)
     blocked = tmp_path / "a-file"
     blocked.write_text("not a directory")  # mkdir below it fails, even for root
     notes = ContextNotes(blocked / "state", "sample")

@@ -12,8 +12,8 @@ import duckdb
 import pytest
 
 from astro_tui.catalog.introspect import load_catalog
-from astro_tui.catalog.model import Catalog
 from astro_tui.config import Settings
+from astro_tui.data.catalog_model import Catalog
 from astro_tui.data.database import Database
 
 SHOP_SQL = """

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from astro_tui.catalog.model import Catalog, Column, ForeignKey, Schema, Table
 from astro_tui.catalog.paths import PathError, absolute, expand, resolve
 from astro_tui.catalog.vfs import File, VirtualFS, render_card, table_path
+from astro_tui.data.catalog_model import Catalog, Column, ForeignKey, Schema, Table
 
 
 def _table(schema: str, name: str, kind: str = "table", database: str | None = None, **kw: object) -> Table:

@@ -12,8 +12,8 @@ import duckdb
 import pytest
 
 from astro_tui.config import Settings
-from astro_tui.data import guard
 from astro_tui.data.database import CancelToken, Database
+from astro_tui.data.engines.duckdb import guard
 from astro_tui.data.errors import GuardError, QueryCancelled, QueryError, QueryTimeout, TargetError
 
 SLOW = "SELECT count(*) FROM range(100000000000) a, range(10) b"
@@ -115,7 +115,7 @@ def test_engine_lock_holds_without_the_guard(shop: Path, db: Database, sql: str)
     """Defense in depth: bypass the parser check and the engine still refuses."""
     before = _digest(shop)
     with pytest.raises(QueryError):
-        db._run(sql, cap=10, timeout=5, cancel=None)
+        db.engine.run(sql, cap=10, timeout=5, cancel=None)
     assert not Path("/tmp/astro-engine-leak.csv").exists()
     assert not Path("/tmp/astro-engine.duckdb").exists()
     assert _digest(shop) == before
@@ -194,7 +194,7 @@ def test_data_files_become_tables_and_views(tmp_path: Path) -> None:
         with pytest.raises(GuardError):
             db.execute(f"COPY people TO '{tmp_path}/people.csv'")
         with pytest.raises(QueryError):
-            db._run(f"COPY (SELECT 1) TO '{tmp_path}/logs_0.parquet'", cap=1, timeout=5, cancel=None)
+            db.engine.run(f"COPY (SELECT 1) TO '{tmp_path}/logs_0.parquet'", cap=1, timeout=5, cancel=None)
     assert {p.name: _digest(p) for p in tmp_path.iterdir()} == before
 
 
@@ -204,7 +204,7 @@ def test_duckdb_and_files_together_attach_read_only(shop: Path, tmp_path: Path) 
         assert db.execute("SELECT count(*) FROM shop.sales.orders").rows() == [(1000,)]
         assert db.execute("SELECT k FROM extra").rows() == [(1,)]
         with pytest.raises(QueryError):
-            db._run("DELETE FROM shop.sales.orders", cap=1, timeout=5, cancel=None)
+            db.engine.run("DELETE FROM shop.sales.orders", cap=1, timeout=5, cancel=None)
 
 
 @pytest.mark.parametrize(
@@ -327,7 +327,7 @@ def test_astro_with_a_missing_target_fails_before_opening_the_app(tmp_path: Path
 
 def test_cancel_before_the_statement_starts_is_not_lost(db: Database) -> None:
     """Esc can land between attaching the cursor and DuckDB starting the statement."""
-    from astro_tui.data import database
+    from astro_tui.data.engines.duckdb import engine as database
 
     token = CancelToken()
     original = database._fetch

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from astro_tui.catalog.introspect import load_catalog
-from astro_tui.catalog.model import Catalog, Column, Schema, Table
 from astro_tui.catalog.search import MetadataIndex, SearchHit, search_metadata
 from astro_tui.catalog.vfs import display_name
 from astro_tui.config import Settings
+from astro_tui.data.catalog_model import Catalog, Column, Schema, Table
 from astro_tui.data.database import CancelToken, Database
 from astro_tui.data.errors import QueryCancelled, QueryError, QueryTimeout
 from tests.test_catalog_helpers import make_shop
@@ -144,6 +144,8 @@ def test_keyword_search_needs_a_database_and_respects_its_budget(
 
 class _FailingDatabase:
     """Batched queries fail after a while; each table alone then runs until its timeout."""
+
+    from astro_tui.data.engines.duckdb.engine import DIALECT as dialect
 
     def __init__(self, batch_error: Exception, batch_s: float = 0.0) -> None:
         self.batch_error = batch_error

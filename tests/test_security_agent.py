@@ -19,8 +19,8 @@ import pytest
 from astro_tui.agent.events import AgentEvent, Answer, Done, ToolCallStarted, ToolResult
 from astro_tui.agent.loop import Agent
 from astro_tui.catalog.introspect import load_catalog
-from astro_tui.catalog.model import Catalog
 from astro_tui.config import Settings
+from astro_tui.data.catalog_model import Catalog
 from astro_tui.data.database import Database
 from tests.fake_openai import FakeOpenAI, text_reply, tool_call_reply
 from tests.test_security_sql import CORPUS, REASON_PREFIXES, build_watched, render, snapshot

@@ -26,8 +26,8 @@ from click.testing import CliRunner
 
 from astro_tui.cli import main
 from astro_tui.config import Settings
-from astro_tui.data import guard
 from astro_tui.data.database import Database
+from astro_tui.data.engines.duckdb import guard
 from astro_tui.data.errors import DataError, GuardError
 
 CORPUS_PATH = Path(__file__).parent / "data" / "hostile_sql.json"
@@ -130,7 +130,7 @@ def test_the_engine_lock_alone_holds_with_the_parser_bypassed(
         for item in CORPUS:
             sql = render(item["sql"], root, db_path)
             try:
-                db._run(sql, cap=10, timeout=5, cancel=None)  # the guard deliberately skipped
+                db.engine.run(sql, cap=10, timeout=5, cancel=None)  # the guard deliberately skipped
             except (DataError, TypeError):  # TypeError: DuckDB's binding rejects a lone surrogate
                 continue
             permitted.append(item["sql"])
@@ -169,6 +169,6 @@ def test_parquet_targets_are_readable_only_at_their_own_paths(tmp_path: Path) ->
         for sql in (own, sibling):
             with pytest.raises(GuardError, match="read_parquet"):
                 db.execute(sql)
-        assert db._run(own, cap=5, timeout=5, cancel=None).rows() == [(1,)]  # the parser bypassed
+        assert db.engine.run(own, cap=5, timeout=5, cancel=None).rows() == [(1,)]  # the parser bypassed
         with pytest.raises(DataError, match="Permission Error"):
-            db._run(sibling, cap=5, timeout=5, cancel=None)
+            db.engine.run(sibling, cap=5, timeout=5, cancel=None)

@@ -10,9 +10,9 @@ import pytest
 
 from astro_tui.catalog import navigation
 from astro_tui.catalog.introspect import load_catalog
-from astro_tui.catalog.model import Catalog
 from astro_tui.catalog.shell import Shell, ShellResult
 from astro_tui.config import Settings
+from astro_tui.data.catalog_model import Catalog
 from astro_tui.data.database import Database
 from tests.test_catalog_helpers import make_shop
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from astro_tui.catalog.introspect import load_catalog
-from astro_tui.catalog.model import Catalog, Column, Schema, Table
 from astro_tui.catalog.shell import Shell
 from astro_tui.config import Settings
+from astro_tui.data.catalog_model import Catalog, Column, Schema, Table
 from astro_tui.data.database import Database
 from tests.test_catalog_helpers import make_shop
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from textual.widgets import RichLog
 
-from astro_tui.catalog.model import Catalog, Column, Schema, Table
+from astro_tui.data.catalog_model import Catalog, Column, Schema, Table
 from astro_tui.ui.panes.catalog import CHUNK, CatalogTree
 from astro_tui.ui.panes.shell import ShellInput
 from tests.test_ui_support import SIZE, make_app, plain, ready, shop_db, wait_until

@@ -14,7 +14,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from astro_tui.data import sample
+from astro_tui.data.engines.duckdb import sample
 
 SCHEMAS = ("sales", "marketing", "platform")
 

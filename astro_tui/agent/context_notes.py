@@ -29,7 +29,7 @@ def _seed(db_key: str) -> str:
     if db_key != "sample":
         return ""
     try:
-        from astro_tui.data.sample import context_notes
+        from astro_tui.data.engines.duckdb.sample import context_notes
     except ImportError:
         return ""
     return context_notes()

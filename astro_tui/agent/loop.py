@@ -45,8 +45,8 @@ from astro_tui.agent.templates import MAX_OUTPUT_CHARS, numbers_in_text
 from astro_tui.agent.tools import ToolContext, build_registry, call_summary
 from astro_tui.agent.tools.context import TURN_CANCEL
 from astro_tui.agent.workspace import Workspace
-from astro_tui.catalog.model import Catalog
 from astro_tui.config import Settings
+from astro_tui.data.catalog_model import Catalog
 from astro_tui.data.database import CancelToken, Database
 from astro_tui.files import atomic_write_text
 from astro_tui.llm import ChatClient, Completion, LLMError, deadline_error, truncation_error
@@ -172,7 +172,11 @@ class Agent:
         """Rendered once per conversation, so the prompt prefix stays byte-identical for caching."""
         if self._system is None:
             self._system = system_prompt(
-                self.catalog, db_label=self.db.label, notes=self.notes.read(), today=self._today
+                self.catalog,
+                db_label=self.db.label,
+                notes=self.notes.read(),
+                today=self._today,
+                dialect=self.db.dialect.name,
             )
         return self._system
 

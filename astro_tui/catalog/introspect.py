@@ -1,143 +1,20 @@
-"""Read the catalog from DuckDB's own metadata functions in a handful of queries.
+"""Row counts and samples of one table, through the guarded path like any other query.
 
-A few set-based queries, whatever the number of tables, so loading 10,000 tables
-costs the same round trips as loading ten. The column query is most of the
-engine's time, so it runs on a second cursor while the others run; building the
-Python objects is most of the rest, so identical columns are shared and the
-cyclic garbage collector is paused while hundreds of thousands of them are made.
+The SQL here is portable across engines (`count(*)`, `LIMIT`, `GROUP BY`); the
+engine quotes the names (`Table.sql_name`, `Table.quote`).
 """
 
 from __future__ import annotations
 
-import gc
-import re
-from collections import defaultdict
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from astro_tui.catalog.model import Catalog, Column, ForeignKey, Schema, Table, quote_ident
+from astro_tui.data.catalog_model import Catalog, Table
 from astro_tui.data.database import CancelToken, Database
 from astro_tui.data.results import QueryResult
 
-_HIDDEN_SCHEMAS = ("information_schema", "pg_catalog")
-_USER_DBS = "SELECT database_name FROM duckdb_databases() WHERE NOT internal"
-_REFERENCES = re.compile(r"REFERENCES\s+(?:(\"?[^\s\"(]+\"?)\.)?\"?([^\s\"(]+)\"?\s*\(", re.I)
-
-_COLUMNS_SQL = f"""
-    SELECT database_oid, table_oid, column_name, data_type, is_nullable, comment
-    FROM duckdb_columns() WHERE database_name IN ({_USER_DBS})
-    ORDER BY database_oid, table_oid, column_index
-"""
-_TABLES_SQL = f"""
-    SELECT database_name, database_oid, schema_name, table_name, table_oid, 'table', comment, estimated_size
-    FROM duckdb_tables() WHERE database_name IN ({_USER_DBS}) AND NOT temporary
-    UNION ALL
-    SELECT database_name, database_oid, schema_name, view_name, view_oid, 'view', comment, NULL
-    FROM duckdb_views() WHERE database_name IN ({_USER_DBS}) AND NOT internal AND NOT temporary
-"""
-_CONSTRAINTS_SQL = f"""
-    SELECT database_name, schema_name, table_name, constraint_type,
-           constraint_column_names, referenced_table, referenced_column_names, constraint_text
-    FROM duckdb_constraints()
-    WHERE database_name IN ({_USER_DBS}) AND constraint_type IN ('PRIMARY KEY', 'FOREIGN KEY')
-"""
-_SCHEMAS_SQL = (
-    f"SELECT database_name, schema_name, comment FROM duckdb_schemas() WHERE database_name IN ({_USER_DBS})"
-)
-
-_Key = tuple[Any, Any, Any]
-
-
-def load_catalog(db: Database) -> Catalog:
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        column_rows = pool.submit(db.catalog_rows, _COLUMNS_SQL)
-        databases = [str(r[0]) for r in db.catalog_rows(_USER_DBS + " ORDER BY database_name")]
-        tables = db.catalog_rows(_TABLES_SQL)
-        constraints = db.catalog_rows(_CONSTRAINTS_SQL)
-        schema_comments = {(r[0], r[1]): r[2] for r in db.catalog_rows(_SCHEMAS_SQL)}
-        columns = column_rows.result()
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        return _build(databases, tables, columns, constraints, schema_comments)
-    finally:
-        if paused:
-            gc.enable()
-
-
-def _build(
-    databases: list[str],
-    tables: list[tuple[Any, ...]],
-    columns: list[tuple[Any, ...]],
-    constraints: list[tuple[Any, ...]],
-    schema_comments: dict[tuple[Any, Any], Any],
-) -> Catalog:
-    multi = len(databases) > 1
-    cols = _group_columns(columns)
-    pks: dict[_Key, tuple[str, ...]] = {}
-    fks: dict[_Key, list[ForeignKey]] = defaultdict(list)
-    for d, s, t, kind, names, ref_table, ref_cols, text in constraints:
-        if kind == "PRIMARY KEY":
-            pks[(d, s, t)] = tuple(names)
-            continue
-        match = _REFERENCES.search(str(text or ""))
-        ref_schema = match.group(1).strip('"') if match and match.group(1) else s
-        fks[(d, s, t)].append(
-            ForeignKey(tuple(names), str(ref_schema), str(ref_table), tuple(ref_cols or ()))
-        )
-    by_schema: dict[tuple[Any, Any], list[Table]] = defaultdict(list)
-    for d, d_oid, s, t, oid, kind, comment, size in tables:
-        if s in _HIDDEN_SCHEMAS:
-            continue
-        key = (d, s, t)
-        by_schema[(d, s)].append(
-            Table(
-                database=str(d) if multi else None,
-                schema=str(s),
-                name=str(t),
-                kind=kind,
-                columns=cols.get((d_oid, oid), ()),
-                comment=comment or None,
-                primary_key=pks.get(key, ()),
-                foreign_keys=tuple(fks.get(key, ())),
-                row_count=int(size) if size is not None else None,
-            )
-        )
-    schemas = tuple(
-        Schema(
-            str(d) if multi else None,
-            str(s),
-            tuple(sorted(ts, key=lambda t: t.name.lower())),
-            schema_comments.get((d, s)),
-        )
-        for (d, s), ts in sorted(by_schema.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1]).lower()))
-    )
-    return Catalog(schemas, tuple(databases) if multi else ())
-
-
-def _group_columns(rows: list[tuple[Any, ...]]) -> dict[tuple[Any, Any], tuple[Column, ...]]:
-    """Rows arrive ordered by table; the same (name, type, nullable, comment) is one shared Column."""
-    shared: dict[tuple[Any, ...], Column] = {}
-    grouped: dict[tuple[Any, Any], tuple[Column, ...]] = {}
-    current: list[Column] = []
-    key: tuple[Any, Any] | None = None
-    for d_oid, t_oid, name, dtype, nullable, comment in rows:
-        if key is None or key[1] != t_oid or key[0] != d_oid:
-            if key is not None:
-                grouped[key] = tuple(current)
-            key, current = (d_oid, t_oid), []
-        spec = (name, dtype, nullable, comment)
-        column = shared.get(spec)
-        if column is None:
-            column = shared[spec] = Column(str(name), str(dtype), bool(nullable), comment or None)
-        current.append(column)
-    if key is not None:
-        grouped[key] = tuple(current)
-    return grouped
-
 
 def exact_row_count(db: Database, table: Table) -> int:
-    """DuckDB's estimate is exact for tables it wrote; views need a count."""
+    """Estimates are exact on some engines and not on others; a count is always right."""
     result = db.execute(f"SELECT count(*) FROM {table.sql_name}", row_cap=1)
     return int(result.table.column(0)[0].as_py())
 
@@ -153,7 +30,7 @@ def distinct_values(
     db: Database, table: Table, column: str, *, limit: int = 5, cancel: CancelToken | None = None
 ) -> list[Any]:
     """A few distinct non-null values of one column, most frequent first."""
-    col = quote_ident(column)
+    col = table.quote(column)
     result = db.execute(
         f"SELECT {col} FROM {table.sql_name} WHERE {col} IS NOT NULL "
         f"GROUP BY {col} ORDER BY count(*) DESC, {col} LIMIT {int(limit)}",
@@ -161,3 +38,8 @@ def distinct_values(
         cancel=cancel,
     )
     return result.table.column(0).to_pylist()
+
+
+def load_catalog(db: Database) -> Catalog:
+    """The whole catalog of the opened database, read by its engine."""
+    return db.load_catalog()

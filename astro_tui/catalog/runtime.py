@@ -7,10 +7,10 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from astro_tui.catalog.model import Catalog
 from astro_tui.catalog.paths import PathError, Resolved, expand, resolve
 from astro_tui.catalog.syntax import Word
 from astro_tui.catalog.vfs import File, Node, VirtualFS
+from astro_tui.data.catalog_model import Catalog
 
 if TYPE_CHECKING:
     from astro_tui.data.database import CancelToken, Database

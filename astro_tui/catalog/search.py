@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 from rapidfuzz import fuzz, process
 
-from astro_tui.catalog.model import Catalog, Table
 from astro_tui.catalog.text import SYNONYMS, compound, identifier_words, query_terms, stem, terms
 from astro_tui.catalog.values import ValueScanner
 from astro_tui.catalog.vfs import display_name, table_path
+from astro_tui.data.catalog_model import Catalog, Table
 
 if TYPE_CHECKING:
     from astro_tui.data.database import CancelToken, Database

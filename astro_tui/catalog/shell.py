@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from astro_tui.catalog.commands import COMMANDS, usage_error
-from astro_tui.catalog.model import Catalog
 from astro_tui.catalog.options import HelpRequested, UsageError
 from astro_tui.catalog.paths import PathError, absolute, lookup
 from astro_tui.catalog.runtime import (
@@ -27,6 +26,7 @@ from astro_tui.catalog.runtime import (
 )
 from astro_tui.catalog.syntax import Command, Pipeline, Redirect, ShellSyntaxError, Word, parse
 from astro_tui.catalog.vfs import Dir, VirtualFS
+from astro_tui.data.catalog_model import Catalog
 
 if TYPE_CHECKING:
     from astro_tui.data.database import CancelToken, Database

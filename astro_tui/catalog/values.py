@@ -17,12 +17,13 @@ from typing import TYPE_CHECKING
 
 from rapidfuzz import fuzz, process
 
-from astro_tui.catalog.model import Catalog, Column, Table, quote_ident
 from astro_tui.catalog.text import identifier_words
 from astro_tui.catalog.vfs import display_name
+from astro_tui.data.catalog_model import Catalog, Column, Table
 
 if TYPE_CHECKING:
     from astro_tui.data.database import CancelToken, Database
+    from astro_tui.data.engines.base import Dialect
 
 _ROWS_PER_TABLE = 200_000
 _COLUMNS_PER_TABLE_PART = 64
@@ -191,23 +192,24 @@ def _batches(plan: list[list[_Candidate]]) -> Iterator[list[list[_Candidate]]]:
         yield batch
 
 
-def _branch(n: int, candidates: list[_Candidate]) -> str:
+def _branch(n: int, candidates: list[_Candidate], dialect: Dialect) -> str:
     """One table's text columns unpivoted to (part, column index, value) rows."""
-    names = [quote_ident(c.column.name) for c in candidates]
-    values = ", ".join(f"CAST({name} AS VARCHAR)" for name in names)
+    table = candidates[0].table
+    names = [table.quote(c.column.name) for c in candidates]
+    values = [dialect.cast_text(name) for name in names]
     return (
-        f"SELECT {n} AS part, UNNEST(range({len(names)})) AS col, UNNEST([{values}]) AS v "
-        f"FROM (SELECT {', '.join(dict.fromkeys(names))} FROM {candidates[0].table.sql_name} "
+        f"SELECT {n} AS part, {dialect.unpivot(values)} "
+        f"FROM (SELECT {', '.join(dict.fromkeys(names))} FROM {table.sql_name} "
         f"LIMIT {_ROWS_PER_TABLE}) AS scanned{n}"
     )
 
 
-def _batch_sql(batch: list[list[_Candidate]], keywords: list[str]) -> str:
+def _batch_sql(batch: list[list[_Candidate]], keywords: list[str], dialect: Dialect) -> str:
     """The shortest example of each keyword per column; the SQL grows with columns, not columns × keywords."""
-    union = " UNION ALL ".join(_branch(n, candidates) for n, candidates in enumerate(batch))
+    union = " UNION ALL ".join(_branch(n, candidates, dialect) for n, candidates in enumerate(batch))
     patterns = ", ".join(f"({j}, {_like_literal(k)})" for j, k in enumerate(keywords))
     return (
-        f"SELECT part, col, kw, arg_min(v, length(v)) AS example FROM ({union}) AS u "
+        f"SELECT part, col, kw, {dialect.shortest('v')} AS example FROM ({union}) AS u "
         f"JOIN (VALUES {patterns}) AS k(kw, pattern) ON v ILIKE pattern ESCAPE '\\' "
         "GROUP BY part, col, kw"
     )
@@ -230,7 +232,9 @@ def _scan_batch(
         return
     cap = sum(len(c) for c in batch) * len(keywords)
     try:
-        result = db.execute(_batch_sql(batch, keywords), row_cap=cap, timeout=remaining, cancel=cancel)
+        result = db.execute(
+            _batch_sql(batch, keywords, db.dialect), row_cap=cap, timeout=remaining, cancel=cancel
+        )
     except QueryTimeout:
         scan.stopped = True
         return
@@ -308,9 +312,9 @@ def _close_values(
         remaining = deadline - time.monotonic()
         if remaining <= 0.05:
             break
-        col = quote_ident(candidate.column.name)
+        col = candidate.table.quote(candidate.column.name)
         sql = (
-            f"SELECT DISTINCT CAST({col} AS VARCHAR) FROM (SELECT {col} FROM {candidate.table.sql_name} "
+            f"SELECT DISTINCT {db.dialect.cast_text(col)} FROM (SELECT {col} FROM {candidate.table.sql_name} "
             f"LIMIT {_ROWS_PER_TABLE}) AS scanned WHERE {col} IS NOT NULL LIMIT {_FUZZY_DISTINCT}"
         )
         try:

@@ -18,7 +18,7 @@ from typing import Literal
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from astro_tui.catalog.model import Catalog, Column, Table, quote_ident
+from astro_tui.data.catalog_model import Catalog, Column, Table, quote_ident
 
 DirKind = Literal["root", "database", "schema"]
 
@@ -49,8 +49,8 @@ def count_text(n: int, word: str) -> str:
 
 
 @lru_cache(maxsize=262_144)
-def _ident(name: str) -> str:
-    return quote_ident(name)
+def _ident(name: str, quote: str = '"') -> str:
+    return quote_ident(name, quote)
 
 
 @lru_cache(maxsize=262_144)
@@ -59,12 +59,12 @@ def _flat(text: str) -> str:
 
 
 @lru_cache(maxsize=262_144)
-def _column_parts(column: Column, name_width: int, type_width: int) -> tuple[str, str]:
+def _column_parts(column: Column, name_width: int, type_width: int, quote: str) -> tuple[str, str]:
     """The aligned `name type nullability` part and the comment part; columns repeat across tables."""
     null = "" if column.nullable else "not null"
     prefix = (
         "  "
-        + _ident(column.name).ljust(name_width)
+        + _ident(column.name, quote).ljust(name_width)
         + "  "
         + column.type.ljust(type_width)
         + "  "
@@ -93,12 +93,13 @@ def render_card(table: Table, *, referenced_by: Sequence[str] = ()) -> str:
             target = f"{fk.ref_schema}.{fk.ref_table}"
             refs[fk.columns[0].lower()] = f"{target}.{fk.ref_columns[0]}" if fk.ref_columns else target
     columns = table.columns
-    name_width = min(max((len(_ident(c.name)) for c in columns), default=0), _NAME_WIDTH)
+    q = table.identifier_quote
+    name_width = min(max((len(_ident(c.name, q)) for c in columns), default=0), _NAME_WIDTH)
     type_width = min(max((len(c.type) for c in columns), default=0), _TYPE_WIDTH)
     lines.append("columns:" if columns else "columns: (none)")
     keyed = bool(pk or refs)
     for column in columns:
-        prefix, comment = _column_parts(column, name_width, type_width)
+        prefix, comment = _column_parts(column, name_width, type_width, q)
         if keyed:
             lowered = column.name.lower()
             ref = refs.get(lowered)
@@ -107,12 +108,12 @@ def render_card(table: Table, *, referenced_by: Sequence[str] = ()) -> str:
         else:
             lines.append((prefix + comment).rstrip())
     if table.primary_key:
-        lines.append("primary key: " + ", ".join(_ident(c) for c in table.primary_key))
+        lines.append("primary key: " + ", ".join(_ident(c, q) for c in table.primary_key))
     for fk in table.foreign_keys:
-        ref_cols = ", ".join(_ident(c) for c in fk.ref_columns)
+        ref_cols = ", ".join(_ident(c, q) for c in fk.ref_columns)
         lines.append(
-            f"foreign key: {', '.join(_ident(c) for c in fk.columns)} -> "
-            f"{_ident(fk.ref_schema)}.{_ident(fk.ref_table)}({ref_cols})"
+            f"foreign key: {', '.join(_ident(c, q) for c in fk.columns)} -> "
+            f"{_ident(fk.ref_schema, q)}.{_ident(fk.ref_table, q)}({ref_cols})"
         )
     for ref in referenced_by:
         lines.append(f"referenced by: {ref}")

@@ -47,7 +47,7 @@ from astro_tui.ui.widgets.tool_block import result_status
 
 if TYPE_CHECKING:
     from astro_tui.agent.loop import Agent
-    from astro_tui.catalog.model import Catalog, Table
+    from astro_tui.data.catalog_model import Catalog, Table
     from astro_tui.data.database import CancelToken, Database
 
 NARROW = 100

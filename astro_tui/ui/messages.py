@@ -13,7 +13,7 @@ from textual.message import Message
 
 if TYPE_CHECKING:
     from astro_tui.agent.events import ChartSpec
-    from astro_tui.catalog.model import Catalog, Table
+    from astro_tui.data.catalog_model import Catalog, Table
     from astro_tui.data.database import Database
     from astro_tui.data.results import QueryResult
 

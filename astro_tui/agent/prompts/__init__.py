@@ -12,7 +12,7 @@ from importlib import resources
 
 import jinja2
 
-from astro_tui.catalog.model import Catalog
+from astro_tui.data.catalog_model import Catalog
 
 MAX_SCHEMAS = 50
 MAX_NOTES_CHARS = 2_500

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 
 from astro_tui.agent.context_notes import ContextNotes
 from astro_tui.agent.workspace import Workspace
-from astro_tui.catalog.model import Catalog
 from astro_tui.config import Settings
+from astro_tui.data.catalog_model import Catalog
 from astro_tui.data.database import CancelToken, Database
 from astro_tui.data.results import QueryResult
 

@@ -14,7 +14,7 @@ from pydantic import Field
 from astro_tui.agent.formatting import value_text
 from astro_tui.agent.registry import ToolError
 from astro_tui.agent.tools.context import ToolContext
-from astro_tui.catalog.model import Table
+from astro_tui.data.catalog_model import Table
 from astro_tui.data.errors import DataError
 
 MAX_TABLES = 10

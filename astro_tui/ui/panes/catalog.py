@@ -25,7 +25,7 @@ from astro_tui.ui.panes.shell import ShellPane
 if TYPE_CHECKING:
     import threading
 
-    from astro_tui.catalog.model import Catalog, Column, Schema, Table
+    from astro_tui.data.catalog_model import Catalog, Column, Schema, Table
     from astro_tui.data.database import Database
 
 CHUNK = 500
@@ -111,14 +111,15 @@ class CatalogTree(Tree[Node]):
 
     def selected_name(self) -> str | None:
         """The SQL identifier of the highlighted table or column, quoted where SQL needs it."""
-        from astro_tui.catalog.model import quote_ident
+        from astro_tui.data.catalog_model import quote_ident
 
         node = self.cursor_node
         if node is None or node.data is None:
             return None
         data = node.data
         if data.kind == "column" and data.column is not None:
-            return quote_ident(data.column.name)
+            quote = data.table.identifier_quote if data.table is not None else '"'
+            return quote_ident(data.column.name, quote)
         if data.kind == "table" and data.table is not None:
             return data.table.sql_name
         if data.kind == "schema" and data.schema is not None:

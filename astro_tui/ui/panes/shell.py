@@ -21,7 +21,7 @@ from astro_tui.ui.inert import inert, inert_text
 from astro_tui.ui.messages import ShellOutput, ShellReady
 
 if TYPE_CHECKING:
-    from astro_tui.catalog.model import Catalog
+    from astro_tui.data.catalog_model import Catalog
     from astro_tui.data.database import Database
 
 _OUTPUT_CHARS = 20_000

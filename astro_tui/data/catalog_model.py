@@ -1,4 +1,8 @@
-"""The catalog as plain, immutable data: what every view of the schema is built from."""
+"""The catalog as plain, immutable data: what every view of the schema is built from.
+
+Engines read their catalogs into this model (`Engine.load_catalog`); the shell,
+search, the agent and the app only ever see this model.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +12,14 @@ from typing import Literal
 TableKind = Literal["table", "view"]
 
 
-def quote_ident(name: str) -> str:
-    """Quote only when SQL needs it, so cards show the identifier a user can paste."""
+def quote_ident(name: str, quote: str = '"') -> str:
+    """Quote only when SQL needs it, so cards show the identifier a user can paste.
+
+    `quote` is the engine's identifier quote (`"` in DuckDB and PostgreSQL, a backtick in Spark).
+    """
     if name.isidentifier() and name.islower() and name.upper() not in _RESERVED:
         return name
-    return '"' + name.replace('"', '""') + '"'
+    return quote + name.replace(quote, quote * 2) + quote
 
 
 _RESERVED = {
@@ -54,13 +61,18 @@ class Table:
     primary_key: tuple[str, ...] = ()
     foreign_keys: tuple[ForeignKey, ...] = ()
     row_count: int | None = None
+    identifier_quote: str = field(default='"', repr=False)
 
     @property
     def sql_name(self) -> str:
         """The identifier to use in SQL, quoted where needed."""
         parts = [self.database] if self.database else []
         parts += [self.schema, self.name]
-        return ".".join(quote_ident(p) for p in parts)
+        return ".".join(self.quote(p) for p in parts)
+
+    def quote(self, name: str) -> str:
+        """A column or table name quoted the way this table's engine needs."""
+        return quote_ident(name, self.identifier_quote)
 
     @property
     def file_name(self) -> str:

@@ -1,0 +1,85 @@
+"""The contract every engine keeps, and the dialect hooks the layers above may use.
+
+An engine is one kind of database (DuckDB, PostgreSQL, Spark). It answers five
+questions: how to open a target, how to read its catalog into the typed model,
+how to check SQL with the engine's own parser, how to run one statement with a
+row cap, a time limit and cancel (returning Arrow), and which SQL dialect the
+model should write. Everything above `data/` talks to `Database`, which wraps
+one engine; nothing above `data/` names an engine.
+
+Promises every engine keeps (tests hold each engine to them):
+- `check` accepts exactly one read-only statement and refuses the rest with a
+  one-line `GuardError`, before anything reaches the server;
+- where the engine has a lock (read-only file, READ ONLY transaction), `run`
+  uses it too, so a statement the parser missed still cannot write;
+- `run` stops the statement on the server at its time limit and when the
+  `CancelToken` fires, and the connection stays usable afterwards;
+- `run` reads at most `cap + 1` rows: the probe row is how truncation is known;
+- `label` and `key` never contain a password or token: they are shown, saved
+  and sent to the model.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+from astro_tui.data.cancel import CancelToken
+from astro_tui.data.catalog_model import Catalog
+from astro_tui.data.results import QueryResult
+
+
+@dataclass(frozen=True, slots=True)
+class Dialect:
+    """How SQL is spelled on an engine, for the prompt and for the few queries astro writes itself.
+
+    The defaults are DuckDB's; an engine overrides what differs. The value search
+    (`catalog/values.py`) builds its batched scan from these pieces.
+    """
+
+    name: str = "DuckDB"
+    quote: str = '"'
+    text_type: str = "VARCHAR"
+    shortest_template: str = "arg_min({v}, length({v}))"
+    unpivot_template: str = "UNNEST(range({n})) AS col, UNNEST([{values}]) AS v"
+    hints: str = ""
+
+    def quote_ident(self, name: str) -> str:
+        return self.quote + name.replace(self.quote, self.quote * 2) + self.quote
+
+    def cast_text(self, expr: str) -> str:
+        return f"CAST({expr} AS {self.text_type})"
+
+    def shortest(self, expr: str) -> str:
+        """An aggregate giving the shortest value of `expr` in the group."""
+        return self.shortest_template.format(v=expr)
+
+    def unpivot(self, values: list[str]) -> str:
+        """A select-list fragment turning one row of `values` into rows `(col, v)`, col = 0…n-1."""
+        return self.unpivot_template.format(n=len(values), values=", ".join(values))
+
+
+class Engine(ABC):
+    """One opened database of one kind; safe to use from several threads."""
+
+    dialect: Dialect
+    label: str
+    key: str
+
+    @abstractmethod
+    def load_catalog(self) -> Catalog:
+        """Schemas, tables, views, columns, keys and row estimates in a few set-based requests."""
+
+    @abstractmethod
+    def check(self, sql: str) -> str:
+        """The statement to run if it is exactly one read-only statement; else raise GuardError."""
+
+    @abstractmethod
+    def run(
+        self, statement: str, *, cap: int | None, timeout: float | None, cancel: CancelToken | None
+    ) -> QueryResult:
+        """Run a checked statement with its limits; raise QueryError/QueryTimeout/QueryCancelled."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release the connection and anything written for this session (temp files)."""
