@@ -7,10 +7,8 @@ import atexit
 import json
 import os
 import shutil
-import sys
 import tempfile
 import threading
-import types
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -269,11 +267,8 @@ async def test_context_notes_read_and_append_atomically(registry: ToolRegistry, 
     assert not refused.ok and "empty" in refused.content
 
 
-def test_sample_notes_are_seeded_on_first_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    fake = types.ModuleType("astro_tui.data.engines.duckdb.sample")
-    fake.context_notes = lambda: "# Sample warehouse\nRevenue excludes refunds.\n"  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "astro_tui.data.engines.duckdb.sample", fake)
-    notes = ContextNotes(tmp_path, "sample")
+def test_sample_notes_are_seeded_on_first_read(tmp_path: Path) -> None:
+    notes = ContextNotes(tmp_path, "sample", "# Sample warehouse\nRevenue excludes refunds.\n")
     assert "Revenue excludes refunds." in notes.read()
     assert notes_path(tmp_path, "sample").read_text(encoding="utf-8").startswith("# Sample warehouse")
     notes.append("a new fact")
@@ -283,14 +278,11 @@ def test_sample_notes_are_seeded_on_first_read(tmp_path: Path, monkeypatch: pyte
 
 
 def test_sample_notes_are_read_when_the_state_directory_cannot_be_written(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shop_db: Database
+    tmp_path: Path, shop_db: Database
 ) -> None:
-    fake = types.ModuleType("astro_tui.data.engines.duckdb.sample")
-    fake.context_notes = lambda: "# Sample warehouse\nRevenue excludes refunds.\n"  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "astro_tui.data.engines.duckdb.sample", fake)
     blocked = tmp_path / "a-file"
     blocked.write_text("not a directory")  # mkdir below it fails, even for root
-    notes = ContextNotes(blocked / "state", "sample")
+    notes = ContextNotes(blocked / "state", "sample", "# Sample warehouse\nRevenue excludes refunds.\n")
     assert "Revenue excludes refunds." in notes.read()
     assert not notes.path.exists()
     agent = Agent(shop_db, load_catalog(shop_db), shop_db.settings, state_dir=blocked / "state")

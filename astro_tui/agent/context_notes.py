@@ -24,28 +24,20 @@ def notes_path(state_dir: Path, db_key: str) -> Path:
     return state_dir / "context" / f"{safe_file_stem(db_key)}.md"
 
 
-def _seed(db_key: str) -> str:
-    """The sample warehouse ships notes of its own; any other database starts empty."""
-    if db_key != "sample":
-        return ""
-    try:
-        from astro_tui.data.engines.duckdb.sample import context_notes
-    except ImportError:
-        return ""
-    return context_notes()
-
-
 class ContextNotes:
-    def __init__(self, state_dir: Path, db_key: str) -> None:
+    """`seed` is what the notes start from before anything is written (`Database.context_seed`)."""
+
+    def __init__(self, state_dir: Path, db_key: str, seed: str = "") -> None:
         self.path = notes_path(state_dir, db_key)
         self.db_key = db_key
+        self.seed = seed
 
     def read(self) -> str:
         """The notes, seeding the file on first read so later edits start from the seed."""
         with _LOCK:
             if self.path.exists():
                 return self.path.read_text(encoding="utf-8")
-            seed = _seed(self.db_key)
+            seed = self.seed
             if seed:
                 # a state directory that cannot be written must not stop questions being answered
                 with contextlib.suppress(OSError):

@@ -144,7 +144,7 @@ class Agent:
         self._owns_client = client is None
         self._today = today
         self.workspace = Workspace()
-        self.notes = ContextNotes(state_dir, db.key)
+        self.notes = ContextNotes(state_dir, db.key, db.context_seed)
         self._ctx = ToolContext(db, catalog, settings, self.workspace, self.notes)
         self.registry: ToolRegistry = build_registry(self._ctx)
         self._history = History()

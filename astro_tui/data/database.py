@@ -50,6 +50,10 @@ class Database:
         return self.engine.key
 
     @property
+    def context_seed(self) -> str:
+        return self.engine.context_seed
+
+    @property
     def dialect(self) -> Dialect:
         return self.engine.dialect
 

@@ -631,15 +631,15 @@ class AstroApp(App[int]):
         if self.db is None:
             self.notify("The database is still opening.", severity="warning")
             return
-        self._read_context(self.db.key)
+        self._read_context(self.db.key, self.db.context_seed)
 
     @work(thread=True, group="context", exit_on_error=False)
-    def _read_context(self, db_key: str) -> None:
+    def _read_context(self, db_key: str, seed: str) -> None:
         from astro_tui.agent.context_notes import ContextNotes
         from astro_tui.config import state_dir as default_state_dir
 
         try:
-            notes = ContextNotes(default_state_dir(), db_key)
+            notes = ContextNotes(default_state_dir(), db_key, seed)
             text, path = notes.read(), str(notes.path)
         except Exception as exc:
             self.call_from_thread(

@@ -57,9 +57,9 @@ def check_targets(specs: Sequence[str], settings: Settings) -> None:
     expanded = expand_targets(specs, settings)
     servers = [s for s in expanded if server_scheme(s)]
     if servers:
-        _server_module(servers[0])
         if len(expanded) > 1:
             raise TargetError("open one database server at a time, without other targets beside it")
+        _server_module(servers[0])
         return
     from astro_tui.data.engines.duckdb.targets import resolve_targets
 

@@ -65,6 +65,8 @@ class Engine(ABC):
     dialect: Dialect
     label: str
     key: str
+    context_seed: str = ""
+    """Notes the model starts from on this database (the sample warehouse ships its own)."""
 
     @abstractmethod
     def load_catalog(self) -> Catalog:

@@ -113,7 +113,12 @@ class DuckDBEngine(Engine):
             targets = [Target(str(path), "duckdb", (path,), "warehouse")]
             label = "sample warehouse"
             key = "sample"
-        return cls(targets, settings, label=label, key=key)
+        engine = cls(targets, settings, label=label, key=key)
+        if not specs:
+            from astro_tui.data.engines.duckdb.sample import context_notes
+
+            engine.context_seed = context_notes()
+        return engine
 
     def _connect(self) -> duckdb.DuckDBPyConnection:
         duck = [t for t in self.targets if t.kind == "duckdb"]
