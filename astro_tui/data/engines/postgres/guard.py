@@ -167,7 +167,7 @@ def check(sql: str) -> str:
         ((inner, _),) = node["query"].items()
         if inner != "SelectStmt":
             raise GuardError(f"refused: EXPLAIN of {_kind_name(inner)} is not a read-only statement")
-    _check_tree(node)
+    _check_tree({kind: node})
     return _statement_text(sql, statements[0])
 
 
