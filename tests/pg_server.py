@@ -17,6 +17,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,18 +94,20 @@ def _run(cmd: list[str], what: str) -> None:
         raise RuntimeError(f"{what} failed: {(out.stderr or out.stdout).strip()[-2000:]}")
 
 
-@pytest.fixture(scope="session")
-def pg_server() -> Iterator[PgServer]:
-    """One PostgreSQL per test session; skipped (with the reason) where PostgreSQL is not installed."""
+@contextmanager
+def running_server(dataset: str | None = None) -> Iterator[PgServer]:
+    """Start a private server (and load `dataset` as the owner); stopped and removed on exit.
+
+    Raises FileNotFoundError when PostgreSQL is not installed. Also used by bench/bench_postgres.py.
+    """
     bin_dir = _bin_dir()
     if bin_dir is None:
-        pytest.skip("PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb); .ci/run installs it")
+        raise FileNotFoundError("PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb)")
     root = Path(tempfile.mkdtemp(prefix="astro-pg-"))
     if os.geteuid() == 0:
         shutil.chown(root, "postgres", "postgres")
     data = root / "data"
     superuser = "postgres" if os.geteuid() == 0 else os.environ.get("USER", "postgres")
-    port = _free_port()
     ctl = str(bin_dir / "pg_ctl")
     started = False
     try:
@@ -129,8 +132,9 @@ def pg_server() -> Iterator[PgServer]:
             "host all all 127.0.0.1/32 scram-sha-256\n"
             "host all all ::1/128 scram-sha-256\n"
         )
-        options = f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=40"
         for _attempt in range(3):
+            port = _free_port()  # another session may take it between the probe and the bind: retry
+            options = f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=40"
             try:
                 _run(
                     [
@@ -146,15 +150,12 @@ def pg_server() -> Iterator[PgServer]:
                         "120",
                         "start",
                     ],
-                    "pg_ctl start",
+                    "pg_ctl",
                 )
                 started = True
                 break
             except RuntimeError:
-                port = _free_port()  # another session took the port between our probe and the bind
-                options = (
-                    f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=40"
-                )
+                continue
         if not started:
             log = (root / "log").read_text(errors="replace")[-2000:] if (root / "log").exists() else ""
             raise RuntimeError(f"PostgreSQL did not start: {log}")
@@ -164,7 +165,7 @@ def pg_server() -> Iterator[PgServer]:
             f"CREATE DATABASE {DATABASE} OWNER {OWNER};",
             db="postgres",
         )
-        server.psql(_DATASET, user=OWNER)
+        server.psql(_DATASET if dataset is None else dataset, user=OWNER)
         yield server
     finally:
         if started:
@@ -175,6 +176,15 @@ def pg_server() -> Iterator[PgServer]:
                 check=False,
             )
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PgServer]:
+    """One PostgreSQL per test session; skipped (with the reason) where PostgreSQL is not installed."""
+    if _bin_dir() is None:
+        pytest.skip("PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb); .ci/run installs it")
+    with running_server() as server:
+        yield server
 
 
 def wait_until(condition, timeout: float = 30.0) -> bool:  # type: ignore[no-untyped-def]

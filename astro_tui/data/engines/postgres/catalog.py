@@ -8,7 +8,8 @@ from pg_description (what `obj_description`/`col_description` read), types from
 kept by ANALYZE/autovacuum; -1 or 0 means not known yet, shown as unknown).
 
 The column query is most of the time at scale, so it runs on a second pooled
-connection while the others run.
+connection while the others run; key columns are named from its rows rather
+than by a correlated lookup per constraint (which cost a second at 10,000 tables).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ LEFT JOIN pg_catalog.pg_description d
 WHERE {_SHOWN_RELATION}
 """
 _COLUMNS_SQL = f"""
-SELECT a.attrelid::int8, a.attname::text, pg_catalog.format_type(a.atttypid, a.atttypmod),
+SELECT a.attrelid::int8, a.attnum::int4, a.attname::text, pg_catalog.format_type(a.atttypid, a.atttypmod),
        NOT a.attnotnull, d.description
 FROM pg_catalog.pg_attribute a
 JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
@@ -53,15 +54,8 @@ WHERE a.attnum > 0 AND NOT a.attisdropped AND {_SHOWN_RELATION}
 ORDER BY a.attrelid, a.attnum
 """
 _KEYS_SQL = """
-SELECT con.conrelid::int8, con.contype::text,
-       ARRAY(SELECT a.attname::text FROM unnest(con.conkey) WITH ORDINALITY AS k(num, i)
-             JOIN pg_catalog.pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.num ORDER BY k.i),
-       rn.nspname::text, rc.relname::text,
-       ARRAY(SELECT a.attname::text FROM unnest(con.confkey) WITH ORDINALITY AS k(num, i)
-             JOIN pg_catalog.pg_attribute a ON a.attrelid = con.confrelid AND a.attnum = k.num ORDER BY k.i)
+SELECT con.conrelid::int8, con.contype::text, con.conkey::int4[], con.confrelid::int8, con.confkey::int4[]
 FROM pg_catalog.pg_constraint con
-LEFT JOIN pg_catalog.pg_class rc ON rc.oid = con.confrelid
-LEFT JOIN pg_catalog.pg_namespace rn ON rn.oid = rc.relnamespace
 WHERE con.contype IN ('p', 'f') AND con.conparentid = 0 AND con.conrelid <> 0
 """
 _PARTITIONS_SQL = """
@@ -97,15 +91,21 @@ def _build(
     schema_comments: dict[str, str | None],
 ) -> Catalog:
     cols = _group_columns(columns)
+    keyed = {k[0] for k in keys} | {k[3] for k in keys}
+    names = {(oid, num): name for oid, num, name, *_ in columns if oid in keyed}
+    where = {oid: (schema, name) for oid, schema, name, *_ in relations}
     pks: dict[int, tuple[str, ...]] = {}
     fks: dict[int, list[ForeignKey]] = defaultdict(list)
-    for oid, kind, names, ref_schema, ref_table, ref_names in keys:
+    for oid, kind, key, ref_oid, ref_key in keys:
+        if oid not in where:
+            continue
+        own = tuple(names.get((oid, n), "?") for n in key or ())
         if kind == "p":
-            pks[oid] = tuple(names or ())
-        elif ref_table is not None:
-            fks[oid].append(
-                ForeignKey(tuple(names or ()), str(ref_schema), str(ref_table), tuple(ref_names or ()))
-            )
+            pks[oid] = own
+        elif ref_oid in where:  # a referenced table in a hidden schema is not shown either
+            ref_schema, ref_table = where[ref_oid]
+            ref_cols = tuple(names.get((ref_oid, n), "?") for n in ref_key or ())
+            fks[oid].append(ForeignKey(own, ref_schema, ref_table, ref_cols))
     leaf_rows = _partition_rows(partitions)
     by_schema: dict[str, list[Table]] = defaultdict(list)
     for oid, schema, name, kind, comment, reltuples in relations:
@@ -170,7 +170,7 @@ def _group_columns(rows: list[tuple[Any, ...]]) -> dict[int, tuple[Column, ...]]
     grouped: dict[int, tuple[Column, ...]] = {}
     current: list[Column] = []
     key: int | None = None
-    for oid, name, dtype, nullable, comment in rows:
+    for oid, _num, name, dtype, nullable, comment in rows:
         if oid != key:
             if key is not None:
                 grouped[key] = tuple(current)
