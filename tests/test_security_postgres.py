@@ -26,6 +26,23 @@ from astro_tui.data.errors import DataError, GuardError, QueryCancelled, QueryEr
 from tests.pg_server import OWNER_PASSWORD, PgServer, wait_until
 
 CORPUS = json.loads((Path(__file__).parent / "data" / "hostile_postgres.json").read_text())
+ENGINE_WRITES = (
+    "INSERT INTO sales.customers VALUES (9001, 'Mallory', 'Nowhere', 'gold')",
+    "UPDATE sales.orders SET amount = 0",
+    "DELETE FROM sales.orders",
+    "WITH gone AS (DELETE FROM sales.orders RETURNING *) SELECT count(*) FROM gone",
+    "SELECT nextval('sales.invoice_no')",
+    "SELECT setval('sales.invoice_no', 1)",
+    "CREATE TABLE sales.loot (x int)",
+    "DROP TABLE sales.orders",
+    "SELECT * INTO sales.copy FROM sales.orders",
+    "SELECT * FROM sales.orders FOR UPDATE",
+    "TRUNCATE sales.orders",
+    "REFRESH MATERIALIZED VIEW sales.revenue_by_country",
+    "DO $$ BEGIN DELETE FROM sales.orders; END $$",
+)
+CAPS = (None, 100)
+SECURITY_MD = Path(__file__).resolve().parent.parent / "SECURITY.md"
 STOLEN = ("/tmp/astro-stolen.csv", "/tmp/astro-pwned", "/tmp/astro-lo")
 
 FINGERPRINT_SQL = """
@@ -98,21 +115,7 @@ def test_guard_refuses_the_whole_corpus_and_nothing_changes(pg: Database, pg_ser
 
 def test_engine_lock_alone_refuses_writes(pg: Database, pg_server: PgServer) -> None:
     before = fingerprint(pg_server)
-    for sql in (
-        "INSERT INTO sales.customers VALUES (9001, 'Mallory', 'Nowhere', 'gold')",
-        "UPDATE sales.orders SET amount = 0",
-        "DELETE FROM sales.orders",
-        "WITH gone AS (DELETE FROM sales.orders RETURNING *) SELECT count(*) FROM gone",
-        "SELECT nextval('sales.invoice_no')",
-        "SELECT setval('sales.invoice_no', 1)",
-        "CREATE TABLE sales.loot (x int)",
-        "DROP TABLE sales.orders",
-        "SELECT * INTO sales.copy FROM sales.orders",
-        "SELECT * FROM sales.orders FOR UPDATE",
-        "TRUNCATE sales.orders",
-        "REFRESH MATERIALIZED VIEW sales.revenue_by_country",
-        "DO $$ BEGIN DELETE FROM sales.orders; END $$",
-    ):
+    for sql in ENGINE_WRITES:
         with pytest.raises(QueryError, match="read-only transaction"):
             pg.engine.run(sql, cap=None, timeout=10, cancel=None)  # no cap: the statement exactly as given
     assert fingerprint(pg_server) == before
@@ -124,7 +127,7 @@ def test_whole_corpus_through_the_engine_alone_changes_nothing(pg: Database, pg_
     for entry in CORPUS:
         if not entry["sql"].strip(" ;"):
             continue
-        for cap in (None, 100):  # as given, and wrapped in the row cap's LIMIT
+        for cap in CAPS:  # as given, and wrapped in the row cap's LIMIT
             try:
                 pg.engine.run(entry["sql"], cap=cap, timeout=10, cancel=None)
             except DataError as exc:
@@ -272,3 +275,32 @@ def test_query_errors_are_one_line_with_hints(pg: Database) -> None:
     message = str(caught.value)
     assert "\n" not in message and 'column "nme" does not exist' in message
     assert "HINT" in message and "name" in message
+
+
+# SECURITY.md ------------------------------------------------------------------------------------------
+
+
+def test_security_md_postgres_figures_match_the_suite(pg_server: PgServer) -> None:
+    """The PostgreSQL section's table is what this file iterates over, row for row."""
+    n = len(CORPUS)
+    runnable = len([e for e in CORPUS if e["sql"].strip(" ;")])
+    expected = {
+        "Hostile PostgreSQL statements in the corpus": str(n),
+        "Refused by the parser (pglast) alone": f"{n} / {n}",
+        "Writes refused by the READ ONLY transaction alone (guard bypassed)": (
+            f"{len(ENGINE_WRITES)} / {len(ENGINE_WRITES)}"
+        ),
+        "Corpus statements run by the engine alone (as given, and under the row cap)": str(
+            runnable * len(CAPS)
+        ),
+        "Changes to rows, sequences, relations, comments, roles, large objects": "0",
+        "Bad targets tested, each one line without the password": str(len(bad_targets(pg_server))),
+    }
+    text = SECURITY_MD.read_text(encoding="utf-8")
+    section = text.split("## PostgreSQL", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")] if line.startswith("|") else []
+        if len(cells) >= 2 and cells[0] not in ("What", "") and not cells[0].startswith("-"):
+            rows[cells[0]] = cells[1]
+    assert rows == expected
