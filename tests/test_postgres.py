@@ -225,7 +225,7 @@ def test_cli_named_connection_and_config_listing(pg_server: PgServer, tmp_path: 
     assert out.stdout.splitlines() == ["n", "200"]
     listing = astro("config", env=env)
     assert listing.returncode == 0, listing.stderr
-    assert "@shop" in listing.stdout or "shop" in listing.stdout
+    assert f"connection @shop = postgresql://{OWNER}:***@" in listing.stdout
     assert OWNER_PASSWORD not in listing.stdout + listing.stderr
 
 
