@@ -145,16 +145,19 @@ class _Running:
 
     def stop(self) -> None:
         self.stopped = True
-        threading.Thread(target=self._send, name="astro-pg-cancel", daemon=True).start()
+        self._spawn(100)
 
-    def _send(self, attempts: int = 100) -> None:
+    def _spawn(self, attempts: int) -> None:
+        threading.Thread(target=self._send, args=(attempts,), name="astro-pg-cancel", daemon=True).start()
+
+    def _send(self, attempts: int) -> None:
         with self._lock:
             if self.done:
                 return
             with contextlib.suppress(Exception):
                 self.session.cancel()
             if attempts > 1:
-                self._retry = WATCHDOG.schedule(0.05, lambda: self._send(attempts - 1))
+                self._retry = WATCHDOG.schedule(0.05, lambda: self._spawn(attempts - 1))
 
     def finish(self) -> None:
         with self._lock:
