@@ -306,3 +306,11 @@ async def test_app_opens_on_the_server_with_tree_sql_and_escape(pg_server: PgSer
         await pilot.press("escape")
         await wait_until(pilot, lambda: "cancelled" in log_text(app), timeout=30)
         assert wait_on_server(lambda: pg_server.psql(running) == "1")
+
+
+def test_value_search_finds_values_on_the_server(pg: Database, pg_catalog: Catalog) -> None:
+    from astro_tui.catalog.values import ValueScanner
+
+    lines = ValueScanner(pg_catalog).find(pg, ["platinum", "refunded", "Germany"], time_budget_s=30)
+    text = "\n".join(lines)
+    assert "customers.tier" in text and "orders.status" in text and "customers.country" in text, text

@@ -304,3 +304,12 @@ def test_security_md_postgres_figures_match_the_suite(pg_server: PgServer) -> No
         if len(cells) >= 2 and cells[0] not in ("What", "") and not cells[0].startswith("-"):
             rows[cells[0]] = cells[1]
     assert rows == expected
+
+
+def test_idle_connections_dropped_by_the_server_are_replaced(pg: Database, pg_server: PgServer) -> None:
+    assert pg.execute("SELECT 5 AS ok").rows() == [(5,)]
+    pg_server.psql(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+        "WHERE usename = 'owner' AND pid <> pg_backend_pid()"
+    )
+    assert pg.execute("SELECT 6 AS ok").rows() == [(6,)]

@@ -255,7 +255,7 @@ class PostgresEngine(Engine):
         timeout: float | None,
         cancel: CancelToken | None,
     ) -> QueryResult:
-        session = self._acquire()
+        session = self._begin(timeout)
         running = _Running(session)
         timed_out = threading.Event()
         broken = False
@@ -267,7 +267,6 @@ class PostgresEngine(Engine):
         started = time.perf_counter()
         timer = WATCHDOG.schedule(timeout + _CANCEL_GRACE_S, on_timeout) if timeout else None
         try:
-            session.script(_begin(timeout))
             if cancel is not None:
                 cancel.attach(running)
             if running.stopped:
@@ -296,6 +295,21 @@ class PostgresEngine(Engine):
         elapsed = (time.perf_counter() - started) * 1000
         return QueryResult(statement, table, truncated, elapsed, cap)
 
+    def _begin(self, timeout: float | None) -> _Session:
+        """A session inside a fresh READ ONLY transaction; a pooled connection the server has
+        dropped meanwhile (restart, idle timeout, network) is replaced once, transparently."""
+        for attempt in (1, 2):
+            session = self._acquire()
+            try:
+                session.script(_begin_sql(timeout))
+                return session
+            except adbc_driver_manager.Error as exc:
+                gone = sqlstate(exc).startswith(SERVER_GONE_STATES) or not sqlstate(exc)
+                self._release(session, broken=True)
+                if attempt == 2 or not gone:
+                    raise QueryError(f"the server connection was lost: {query_message(exc)}") from None
+        raise AssertionError("unreachable")
+
     def load_catalog(self) -> Catalog:
         return catalog.load_catalog(self.catalog_rows)
 
@@ -310,7 +324,7 @@ def open_target(url: str, settings: Settings) -> Engine:
     return PostgresEngine(url, settings)
 
 
-def _begin(timeout: float | None) -> str:
+def _begin_sql(timeout: float | None) -> str:
     limit_ms = int(timeout * 1000) if timeout else 0
     lock_ms = int(min(timeout or _LOCK_TIMEOUT_S, _LOCK_TIMEOUT_S) * 1000)
     return (
