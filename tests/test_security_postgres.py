@@ -23,6 +23,7 @@ from astro_tui.config import Settings
 from astro_tui.data.cancel import CancelToken
 from astro_tui.data.database import Database
 from astro_tui.data.errors import DataError, GuardError, QueryCancelled, QueryError, QueryTimeout, TargetError
+from astro_tui.data.urls import redact_url
 from tests.pg_server import OWNER_PASSWORD, PgServer, wait_until
 
 CORPUS = json.loads((Path(__file__).parent / "data" / "hostile_postgres.json").read_text())
@@ -234,6 +235,7 @@ def bad_targets(server: PgServer) -> dict[str, tuple[str, str]]:
             'database "nosuch" does not',
         ),
         "ssl required": (f"postgresql://owner:{OWNER_PASSWORD}@{base}/shop?sslmode=require", "SSL"),
+        "no password": (f"postgresql://owner@{base}/shop", "set PGPASSWORD or add it to ~/.pgpass"),
         "unknown host": (
             f"postgresql://owner:{OWNER_PASSWORD}@no-such-host.invalid/shop",
             "no-such-host.invalid",
@@ -241,7 +243,9 @@ def bad_targets(server: PgServer) -> dict[str, tuple[str, str]]:
     }
 
 
-def test_bad_targets_fail_with_one_line(pg_server: PgServer) -> None:
+def test_bad_targets_fail_with_one_line(pg_server: PgServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PGPASSWORD", raising=False)
+    monkeypatch.setenv("PGPASSFILE", "/nonexistent/pgpass")
     for name, (url, expected) in bad_targets(pg_server).items():
         with pytest.raises(TargetError) as caught:
             Database.open([url], Settings())
@@ -249,7 +253,7 @@ def test_bad_targets_fail_with_one_line(pg_server: PgServer) -> None:
         assert "\n" not in message, name
         assert expected in message, (name, message)
         assert OWNER_PASSWORD not in message, name
-        assert message.startswith("postgresql://owner:***@"), name
+        assert message.startswith(redact_url(url) + ": "), name
 
 
 def test_cli_bad_targets_exit_non_zero_with_one_line(pg_server: PgServer) -> None:

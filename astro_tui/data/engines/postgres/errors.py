@@ -15,6 +15,7 @@ _QUERY_TAIL = re.compile(r"\s*Query was:.*$", re.S)
 _CONNECTION_TO = re.compile(
     r'^connection to server (?:at "[^"]*"(?:\s*\([^)]*\))?, port \d+|on socket "[^"]*") failed: '
 )
+_NO_PASSWORD = "the server wants a password: set PGPASSWORD or add it to ~/.pgpass"
 SERVER_GONE_STATES = ("08", "57P01", "57P02", "57P03")
 
 
@@ -52,6 +53,7 @@ def connect_message(exc: BaseException) -> str:
     text = _ADBC_PREFIX.sub("", text)
     text = _CONNECTION_TO.sub("", text)
     text = re.sub(r"^(FATAL|ERROR):\s+", "", text)
+    text = text.replace("fe_sendauth: no password supplied", _NO_PASSWORD)
     return _flatten(text) or type(exc).__name__
 
 
