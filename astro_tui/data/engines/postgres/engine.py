@@ -274,14 +274,15 @@ class PostgresEngine(Engine):
             table, truncated = _fetch(session, statement, cap)
         except adbc_driver_manager.Error as exc:
             state = sqlstate(exc)
-            broken = state.startswith(SERVER_GONE_STATES) or not state
+            gone = state.startswith(SERVER_GONE_STATES)
+            broken = gone or not state  # a failure without SQLSTATE is the driver's: use a fresh session
             if timed_out.is_set() or "statement timeout" in str(exc):
                 raise QueryTimeout(
                     f"query stopped on the server after the {timeout:g} s time limit"
                 ) from None
             if cancel is not None and cancel.cancelled:
                 raise QueryCancelled("query cancelled") from None
-            if broken:
+            if gone:
                 raise QueryError(f"the server connection was lost: {query_message(exc)}") from None
             raise QueryError(query_message(exc)) from None
         finally:
