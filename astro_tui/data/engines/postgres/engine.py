@@ -1,5 +1,12 @@
 """PostgreSQL over ADBC: results arrive as Arrow, every statement in a READ ONLY transaction.
 
+Why ADBC (`adbc-driver-postgresql`) and not psycopg: rows arrive as Arrow from
+the driver's C++ COPY-binary reader, with no Python object per value, which is
+what keeps a million-row result at the raw driver's speed (BENCHMARKS.md); the
+URL goes to libpq's `PQconnectdb` unchanged, so PG* variables, ~/.pgpass and
+`service=` work as in psql. The driver's low-level API is used rather than its
+DB-API module, which imports pandas (two seconds of start-up for nothing).
+
 The engine half of the read-only guarantee lives here: each statement runs as
 
     BEGIN TRANSACTION READ ONLY; SET LOCAL statement_timeout …; lock_timeout …;
@@ -13,8 +20,8 @@ is undone. The session itself is read-only by default and keeps
 
 Limits stop the statement ON THE SERVER: `statement_timeout` ends it there at
 the time limit, and Esc (the `CancelToken`) sends libpq's cancel request
-through the driver (`adbc_cancel`); a watchdog also cancels a little after the
-limit in case the server never noticed. The connection stays usable after both.
+through the driver (`AdbcConnection.cancel`); a watchdog also cancels a little
+after the limit in case the server never noticed. The connection stays usable.
 
 The row cap is pushed to the server: a query is run as
 `SELECT * FROM (<query>) LIMIT cap + 1`, so at most one probe row more than the
