@@ -18,7 +18,8 @@ but not these):
 - they reach the server's files or other servers: pg_read_file and friends,
   large objects (lo_*), adminpack's pg_file_*, dblink;
 - they run SQL given as text, which this guard never sees: query_to_xml and
-  the other *_to_xml functions, ts_stat, ts_rewrite, dblink.
+  the other *_to_xml functions, ts_stat, ts_rewrite, dblink, pg_background;
+- common extensions that reach the network from the server (pgsql-http, pg_net).
 pg_sleep stays allowed: the time limit and cancel stop it.
 """
 
@@ -87,6 +88,7 @@ _SIDE_EFFECT_FUNCTIONS = frozenset(
         "database_to_xml",
         "database_to_xmlschema",
         "database_to_xml_and_xmlschema",
+        "http",
     }
 )
 _SIDE_EFFECT_PREFIXES = (
@@ -105,6 +107,10 @@ _SIDE_EFFECT_PREFIXES = (
     "pg_replication_",
     "pg_logical_",
     "binary_upgrade_",
+    "pg_stat_statements_reset",
+    "pg_logdir_ls",
+    "pg_background",  # extension: runs SQL text in a background worker, in its own transaction
+    "http_",  # extensions pgsql-http and pg_net (net.http_get): requests from the server
 )
 
 _KIND_NAMES = {
