@@ -172,3 +172,25 @@ async def test_a_missing_database_is_reported_not_raised(tmp_path: Path) -> None
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: "nope.duckdb" in log_text(app))
         assert app.is_running
+
+
+async def test_a_failed_open_says_so_and_ctrl_r_opens_it_once_fixed(tmp_path: Path) -> None:
+    from astro_tui.ui.app import AstroApp
+    from tests.test_ui_support import plain
+
+    data = tmp_path / "orders.csv"
+    data.write_text("id,amount\n1,2.5\n2,3.5,extra\n")
+    app = make_app(data)
+    async with app.run_test(size=SIZE) as pilot:
+        status = app.catalog_pane.query_one("#catalog-status")
+        await wait_until(pilot, lambda: "✗" in plain(status))
+        assert "ctrl+r" in plain(status), "the catalog pane says how to try again"
+        assert "opening…" not in plain(app.query_one("#topbar")), "the header does not wait forever"
+
+        data.write_text("id,amount\n1,2.5\n2,3.5\n")
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: app.catalog is not None, timeout=30)
+        tree = app.query_one(CatalogTree)
+        await wait_until(pilot, lambda: bool(tree.root.children))
+        assert not plain(status).strip() or not app.catalog_pane.query_one("#catalog-status").display
+        assert isinstance(app, AstroApp) and app.is_running

@@ -98,6 +98,15 @@ ACTIONS: tuple[Action, ...] = (
         show=False,
         priority=True,
     ),
+    Action(
+        "retry_open",
+        "ctrl+r",
+        "Retry",
+        "Open the database again after it failed to open or its catalog failed to load",
+        "App",
+        show=False,
+        priority=True,
+    ),
     Action("quit", "ctrl+q", "Quit", "Quit astro", "App", priority=True),
     Action(
         "insert_name",

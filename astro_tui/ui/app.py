@@ -74,6 +74,7 @@ class AstroApp(App[int]):
         self._agent_error: str | None = None
         self._pending_question: str | None = None
         self._sql_token: CancelToken | None = None
+        self._open_failed = False
         self._layout = ""
         self._persisted_theme = settings.theme
 
@@ -184,9 +185,28 @@ class AstroApp(App[int]):
         self._set_topbar(message.db.label)
 
     def on_database_failed(self, message: DatabaseFailed) -> None:
-        self.catalog_pane.show_status(f"✗ {message.message}")
+        self._open_failed = True
+        self.catalog_pane.show_status(f"✗ {message.message}\nctrl+r tries again")
+        self._set_topbar("cannot open the database (ctrl+r retries)")
         self.conversation.add_error(message.message)
         self.notify(message.message, title="Cannot open the database", severity="error", markup=False)
+
+    def action_retry_open(self) -> None:
+        """After a failure only: the server may be back, the file fixed or its lock released."""
+        if not self._open_failed:
+            self.notify("The database is open; nothing to retry.", markup=False)
+            return
+        self._open_failed = False
+        self.catalog_pane.show_status("Opening the database…")
+        self._set_topbar("opening…")
+        if self.db is None:
+            self._open_database()
+        else:
+            self._reload_catalog(self.db)
+
+    @work(thread=True, group="open", exit_on_error=False)
+    def _reload_catalog(self, db: Database) -> None:
+        self._read_catalog(db)
 
     def _read_catalog(self, db: Database) -> None:
         """Runs in the `_open_database` worker."""
@@ -234,7 +254,8 @@ class AstroApp(App[int]):
         _settle_heap()
 
     def on_catalog_failed(self, message: CatalogFailed) -> None:
-        self.catalog_pane.show_status(f"✗ {message.message}")
+        self._open_failed = True
+        self.catalog_pane.show_status(f"✗ {message.message}\nctrl+r tries again")
         self.notify(message.message, severity="error", markup=False)
 
     @work(thread=True, group="agent", exit_on_error=False)
