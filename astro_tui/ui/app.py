@@ -188,7 +188,7 @@ class AstroApp(App[int]):
         self._open_failed = True
         self.catalog_pane.show_status(f"✗ {message.message}\nctrl+r tries again")
         self._set_topbar("cannot open the database (ctrl+r retries)")
-        self.conversation.add_error(message.message)
+        self.conversation.add_error(f"{message.message}\nctrl+r tries again.")
         self.notify(message.message, title="Cannot open the database", severity="error", markup=False)
 
     def action_retry_open(self) -> None:
