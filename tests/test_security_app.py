@@ -82,6 +82,8 @@ async def ask_and_wait(pilot: Pilot[Any], question: str, timeout: float = 20.0) 
     await submit(pilot, question)
     assert app.conversation._turn == turn + 1, "the question box did not take the question"
     await wait_until(pilot, lambda: not app.conversation.running, timeout=timeout)
+    # The turn is saved off the event loop after its last event is on screen.
+    await wait_until(pilot, lambda: app.agent is None or not app.agent._running, timeout=timeout)
 
 
 async def shell_answers(pilot: Pilot[Any], command: str) -> str:
