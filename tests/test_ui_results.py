@@ -181,3 +181,42 @@ async def test_data_renders_inert(shop_db: Path) -> None:
         assert "\x1b" not in value and "\\x1b" in value and "[bold red]" in value
         screen_text = app.export_screenshot()
         assert "\x1b]52" not in screen_text
+
+
+async def test_result_keys_work_from_every_tab(shop_db: Path) -> None:
+    """t/g/s, k/x/y and [/] stay live whichever tab shows, and F5 keeps the tab that shows."""
+    app = make_app(shop_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await submit(pilot, "/sql SELECT 1 AS one")
+        await submit(pilot, f"/sql {REVENUE_SQL}")
+        await wait_until(pilot, lambda: app.results.table_widget is not None and len(app.results.entries) == 2)
+        tabs = app.results.query_one(TabbedContent)
+
+        def in_results() -> bool:
+            return app.results.has_focus_within
+
+        await pilot.press("f5")
+        await wait_until(pilot, in_results)
+        for key, tab in (("g", "tab-chart"), ("s", "tab-sql"), ("g", "tab-chart"), ("t", "tab-table")):
+            await pilot.press(key)
+            await wait_until(pilot, lambda tab=tab: tabs.active == tab and in_results())
+
+        await pilot.press("s")
+        await wait_until(pilot, lambda: tabs.active == "tab-sql" and in_results())
+        await pilot.press("k")
+        await wait_until(pilot, lambda: tabs.active == "tab-chart" and in_results())
+        first = app.results.current.chart.kind
+        await pilot.press("k")
+        await wait_until(pilot, lambda: app.results.current.chart.kind != first)
+        await pilot.press("left_square_bracket")
+        await wait_until(pilot, lambda: app.results.current is app.results.entries[0] and in_results())
+        await pilot.press("right_square_bracket")
+        await wait_until(pilot, lambda: app.results.current is app.results.entries[1])
+
+        await pilot.press("f4")
+        await pilot.press("f5")
+        await wait_until(pilot, in_results)
+        assert tabs.active == "tab-chart", "F5 keeps the tab that shows"
+        keys = {b.binding.key for b in app.active_bindings.values() if b.binding.show}
+        assert {"g", "left_square_bracket"} <= keys, keys

@@ -18,7 +18,7 @@ from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer, Static, TabbedContent
+from textual.widgets import Footer, Static
 
 from astro_tui.config import Settings, write_setting
 from astro_tui.resources import resource_dir
@@ -520,7 +520,7 @@ class AstroApp(App[int]):
         self.screen.remove_class("-no-results")
         if self._layout == "narrow":
             self.screen.remove_class("-catalog-open")
-        self.results.focus_table()
+        self.results.focus_active()
 
     def action_toggle_catalog(self) -> None:
         screen = self.screen
@@ -715,7 +715,7 @@ class AstroApp(App[int]):
 
     def _tab(self, tab: str) -> None:
         self.screen.remove_class("-no-results")
-        self.results.query_one(TabbedContent).active = tab
+        self.results.activate(tab)
 
     def action_show_table_tab(self) -> None:
         self._tab("tab-table")

@@ -15,7 +15,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Container, Vertical, VerticalScroll
-from textual.widgets import Select, Static, TabbedContent, TabPane
+from textual.widgets import Select, Static, TabbedContent, TabPane, Tabs
 
 from astro_tui.ui.actions import bindings
 from astro_tui.ui.inert import inert, inert_text, one_line
@@ -237,9 +237,27 @@ class ResultsPane(Vertical):
         self.table_widget = table
         holder.mount(table)
 
-    def focus_table(self) -> None:
-        if self.table_widget is not None and self.table_widget.is_attached:
+    def activate(self, tab: str) -> None:
+        """Show a tab; if this pane had the focus, keep it here (the focused widget may be in
+        the tab just hidden, and Textual would move the focus out of the pane)."""
+        tabs = self.query_one(TabbedContent)
+        keep = self.has_focus_within
+        if tabs.active != tab:
+            tabs.active = tab
+        elif tab == "tab-chart" and self.current is not None:
+            self._prepare_chart(self.current)
+        if keep:
+            self.call_after_refresh(self.focus_active)
+
+    def focus_active(self) -> None:
+        """Focus what the active tab shows, so the pane's keys stay live on every tab."""
+        active = self.query_one(TabbedContent).active
+        if active == "tab-table" and self.table_widget is not None and self.table_widget.is_attached:
             self.table_widget.focus()
+        elif active == "tab-sql":
+            self.query_one("#sql-scroll").focus()
+        elif active == "tab-chart" or self.entries:
+            self.query_one(TabbedContent).query_one(Tabs).focus()
         else:
             self.query_one("#result-picker").focus()
 
@@ -334,11 +352,7 @@ class ResultsPane(Vertical):
             ]
         entry.chart = choice
         entry.chart_from_answer = False
-        tabs = self.query_one(TabbedContent)
-        if tabs.active != "tab-chart":
-            tabs.active = "tab-chart"
-        else:
-            self._prepare_chart(entry)
+        self.activate("tab-chart")
 
 
 _EMPTY = Text(
