@@ -220,3 +220,48 @@ async def test_result_keys_work_from_every_tab(shop_db: Path) -> None:
         assert tabs.active == "tab-chart", "F5 keeps the tab that shows"
         keys = {b.binding.key for b in app.active_bindings.values() if b.binding.show}
         assert {"g", "left_square_bracket"} <= keys, keys
+
+
+async def test_export_asks_before_overwriting_and_never_creates_directories(
+    shop_db: Path, tmp_path: Path
+) -> None:
+    from astro_tui.ui.screens.confirm import ConfirmScreen
+    from astro_tui.ui.screens.export import ExportScreen
+
+    target = tmp_path / "out.csv"
+    target.write_text("keep me\n")
+    missing = tmp_path / "no" / "such" / "dir" / "out.csv"
+    app = make_app(shop_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await submit(pilot, f"/sql {REVENUE_SQL}")
+        await wait_until(pilot, lambda: app.results.current is not None)
+
+        await submit(pilot, f"/export csv {target}")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("n")
+        await wait_until(pilot, lambda: any("left as it was" in n for n in notifications(app)))
+        assert target.read_text() == "keep me\n"
+
+        await submit(pilot, f"/export csv {target}")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await wait_until(pilot, lambda: any("Exported 5 rows" in n for n in notifications(app)))
+        assert target.read_text().startswith('"region","revenue"')
+
+        await submit(pilot, f"/export csv {missing}")
+        await wait_until(pilot, lambda: any("no such directory" in n for n in notifications(app)))
+        message = next(n for n in notifications(app) if "no such directory" in n)
+        assert "\n" not in message and "Traceback" not in message and "Error" not in message
+        assert not (tmp_path / "no").exists(), "a mistyped path never creates a directory"
+
+        await submit(pilot, f"/export json {tmp_path}")
+        await wait_until(pilot, lambda: any("is a directory" in n for n in notifications(app)))
+
+        # Without a path nothing is written unseen: the dialog proposes one named from the result.
+        await submit(pilot, "/export parquet")
+        await wait_until(pilot, lambda: isinstance(app.screen, ExportScreen))
+        proposed = app.screen.query_one("#export-input").value
+        assert proposed.startswith("parquet ") and proposed.endswith("sql_1.parquet"), proposed
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not isinstance(app.screen, ExportScreen))

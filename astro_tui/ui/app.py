@@ -7,10 +7,11 @@ imported in workers, each reporting back with a message.
 
 from __future__ import annotations
 
+import shlex
 import sys
 import threading
 from collections.abc import Iterable
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
@@ -363,6 +364,9 @@ class AstroApp(App[int]):
         except slash.SlashError as exc:
             self.notify(str(exc), severity="warning", markup=False)
             return
+        if path is None:  # nothing is written where the user has not seen it
+            self.action_export(fmt)
+            return
         self.export_current(fmt, path)
 
     def _slash_model(self, _: str) -> None:
@@ -430,24 +434,44 @@ class AstroApp(App[int]):
 
     # ------------------------------------------------------------------ export
 
-    def export_current(self, fmt: str, path: str) -> None:
+    def export_current(self, fmt: str, path: str, *, overwrite: bool = False) -> None:
         entry = self.results.current
         if entry is None:
             self.notify("No result to export yet.", severity="warning")
             return
-        from astro_tui.ui.export import resolve_path
+        from astro_tui.ui.export import ExportError, check_target, resolve_path
 
+        target = resolve_path(path)
+        try:
+            exists = check_target(target)
+        except ExportError as exc:
+            self.notify(f"Export: {exc}", severity="error", markup=False)
+            return
+        if exists and not overwrite:
+            from astro_tui.ui.screens.confirm import ConfirmScreen
+
+            def answered(yes: bool | None) -> None:
+                if yes:
+                    self.export_current(fmt, str(target), overwrite=True)
+                else:
+                    self.notify(f"Not exported: {inert(str(target))} is left as it was.", markup=False)
+
+            self.push_screen(ConfirmScreen("Overwrite?", f"{target} exists. Replace it?"), answered)
+            return
         self.notify(f"Exporting {entry.name} ({entry.result.row_count:,} rows)…", markup=False)
-        self._export(entry.result.table, fmt, str(resolve_path(path)))
+        self._export(entry.result.table, fmt, str(target), overwrite)
 
     @work(thread=True, group="export", exit_on_error=False)
-    def _export(self, table: Any, fmt: str, path: str) -> None:
+    def _export(self, table: Any, fmt: str, path: str, overwrite: bool) -> None:
         from pathlib import Path
 
-        from astro_tui.ui.export import write_result
+        from astro_tui.ui.export import ExportError, write_result
 
         try:
-            written = write_result(table, fmt, Path(path))
+            written = write_result(table, fmt, Path(path), overwrite=overwrite)
+        except ExportError as exc:
+            self.post_message(ExportFinished(path, 0, str(exc)))
+            return
         except Exception as exc:
             self.post_message(ExportFinished(path, 0, f"{type(exc).__name__}: {exc}"))
             return
@@ -588,18 +612,20 @@ class AstroApp(App[int]):
             return
         self.notify(message, markup=False)
 
-    def action_export(self) -> None:
+    def action_export(self, fmt: str = "csv") -> None:
         entry = self.results.current
         if entry is None:
             self.notify("No result to export yet.", severity="warning")
             return
+        from astro_tui.ui.export import default_name
         from astro_tui.ui.screens.export import ExportScreen
 
         def done(value: str | None) -> None:
             if value:
                 self._slash_export(value)
 
-        self.push_screen(ExportScreen(entry.name, "csv astro-result.csv"), done)
+        proposed = Path.cwd() / default_name(entry.name, fmt)
+        self.push_screen(ExportScreen(entry.name, f"{fmt} {shlex.quote(str(proposed))}"), done)
 
     def action_new_conversation(self) -> None:
         self.conversation.cancel_turn()

@@ -1,13 +1,15 @@
 """Write a result to CSV, Parquet or JSON: blocking, so it runs in a thread worker.
 
 The file appears atomically (written aside, then renamed) so a failed or
-cancelled export never leaves half a file where the user asked for one.
+cancelled export never leaves half a file where the user asked for one. No
+directory is ever created: a mistyped path is an error, not a new folder.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pyarrow as pa
@@ -15,13 +17,36 @@ import pyarrow as pa
 _JSON_BATCH = 10_000
 
 
+class ExportError(Exception):
+    """One line for the user: what is wrong with the path, or why writing failed."""
+
+
 def resolve_path(path: str) -> Path:
     return Path(os.path.expandvars(path)).expanduser().resolve()
 
 
-def write_result(table: pa.Table, fmt: str, path: Path) -> Path:
+def default_name(result_name: str, fmt: str) -> str:
+    """A file name from the result's name: `Monthly revenue` → `monthly_revenue.csv`."""
+    stem = re.sub(r"[^0-9A-Za-z]+", "_", result_name).strip("_").lower()[:48] or "astro-result"
+    return f"{stem}.{fmt}"
+
+
+def check_target(path: Path) -> bool:
+    """Raise ExportError when `path` cannot be written; True when a file is already there."""
+    if path.is_dir():
+        raise ExportError(f"{path} is a directory; give a file name")
+    parent = path.parent
+    if not parent.is_dir():
+        raise ExportError(f"no such directory: {parent} (astro does not create directories)")
+    if not os.access(parent, os.W_OK):
+        raise ExportError(f"cannot write in {parent}: permission denied")
+    return path.exists()
+
+
+def write_result(table: pa.Table, fmt: str, path: Path, *, overwrite: bool = False) -> Path:
     """Write `table` to `path` in `fmt` (csv | parquet | json) and return the path."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if check_target(path) and not overwrite:
+        raise ExportError(f"{path} exists; not overwritten")
     tmp = path.with_name(f".{path.name}.astro-tmp")
     try:
         if fmt == "csv":
@@ -35,8 +60,10 @@ def write_result(table: pa.Table, fmt: str, path: Path) -> Path:
         elif fmt == "json":
             _write_json(table, tmp)
         else:
-            raise ValueError(f"unknown export format {fmt!r}")
+            raise ExportError(f"unknown export format {fmt!r}; use csv, parquet or json")
         os.replace(tmp, path)
+    except OSError as exc:
+        raise ExportError(f"cannot write {path}: {exc.strerror or exc}") from None
     finally:
         tmp.unlink(missing_ok=True)
     return path

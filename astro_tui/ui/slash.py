@@ -50,8 +50,8 @@ def unescape_question(text: str) -> str:
     return stripped[1:] if stripped.startswith("//") else stripped
 
 
-def export_args(arg: str, default_stem: str = "astro-result") -> tuple[str, str]:
-    """(format, path) from `FORMAT [PATH]`; the format may also come from PATH's suffix."""
+def export_args(arg: str) -> tuple[str, str | None]:
+    """(format, path or None) from `FORMAT [PATH]`; the format may also come from PATH's suffix."""
     try:
         parts = shlex.split(arg)
     except ValueError as exc:
@@ -66,5 +66,4 @@ def export_args(arg: str, default_stem: str = "astro-result") -> tuple[str, str]
         raise SlashError(f"/export: unknown format {parts[0]!r}; use csv, parquet or json")
     if len(parts) > 2:
         raise SlashError("/export takes a format and one path")
-    path = parts[1] if len(parts) == 2 else f"{default_stem}.{fmt}"
-    return fmt, path
+    return fmt, parts[1] if len(parts) == 2 else None
