@@ -223,3 +223,19 @@ async def test_auto_scroll_stops_when_scrolled_up_and_resumes_at_the_bottom(
         await wait_until(pilot, lambda: not app.conversation.running, timeout=30)
         await pilot.pause(0.3)
         assert log.scroll_y == log.max_scroll_y, "follows again once back at the bottom"
+
+
+async def test_the_waiting_notice_goes_when_the_question_starts(
+    shop_db: Path, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.script(*answer_script())
+    app = make_app(shop_db, fake_openai.settings())
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        # What the app shows for a question asked while the database still opens.
+        app.conversation.show_waiting("waiting for the database and the model client…")
+        assert "waiting for the database" in log_text(app)
+        await submit(pilot, "revenue by region?")
+        await wait_until(pilot, lambda: app.conversation.query(AnswerCard), timeout=30)
+        await wait_until(pilot, lambda: not app.conversation.running)
+        assert "waiting for the database" not in log_text(app), "the passing notice is gone"

@@ -190,7 +190,9 @@ async def test_result_keys_work_from_every_tab(shop_db: Path) -> None:
         await ready(pilot)
         await submit(pilot, "/sql SELECT 1 AS one")
         await submit(pilot, f"/sql {REVENUE_SQL}")
-        await wait_until(pilot, lambda: app.results.table_widget is not None and len(app.results.entries) == 2)
+        await wait_until(
+            pilot, lambda: app.results.table_widget is not None and len(app.results.entries) == 2
+        )
         tabs = app.results.query_one(TabbedContent)
 
         def in_results() -> bool:

@@ -11,7 +11,7 @@ from astro_tui.ui.actions import ACTIONS
 from astro_tui.ui.app import AstroApp
 from astro_tui.ui.panes.catalog import CatalogTree
 from astro_tui.ui.widgets.question import QuestionInput
-from tests.test_ui_support import SIZE, log_text, make_app, ready, shop_db, submit, wait_until
+from tests.test_ui_support import SIZE, log_text, make_app, plain, ready, shop_db, submit, wait_until
 
 __all__ = ["shop_db"]
 
@@ -62,10 +62,17 @@ async def test_escape_cancels_a_running_sql(shop_db: Path) -> None:
         await ready(pilot)
         await submit(pilot, "/sql SELECT count(*) FROM range(1000000) a, range(1000000) b")
         await wait_until(pilot, lambda: app._sql_token is not None)
-        await pilot.pause(0.3)
+        status = app.conversation.query_one("#turn-status")
+        await wait_until(
+            pilot, lambda: "running the query" in plain(status) and "esc cancels" in plain(status)
+        )
         await pilot.press("escape")
         await wait_until(pilot, lambda: "cancelled" in log_text(app))
         assert app.results.current is None and app._sql_token is None
+        await wait_until(pilot, lambda: plain(status).startswith("query cancelled"))
+
+        await submit(pilot, "/sql SELECT 42 AS answer")
+        await wait_until(pilot, lambda: plain(status).startswith("query done"))
 
 
 async def test_every_action_is_reachable(shop_db: Path) -> None:
@@ -176,7 +183,6 @@ async def test_a_missing_database_is_reported_not_raised(tmp_path: Path) -> None
 
 async def test_a_failed_open_says_so_and_ctrl_r_opens_it_once_fixed(tmp_path: Path) -> None:
     from astro_tui.ui.app import AstroApp
-    from tests.test_ui_support import plain
 
     data = tmp_path / "orders.csv"
     data.write_text("id,amount\n1,2.5\n2,3.5,extra\n")

@@ -282,6 +282,7 @@ class AstroApp(App[int]):
         self._agent_error = message.error
         pending, self._pending_question = self._pending_question, None
         if message.error:
+            self.conversation.drop_waiting()
             self.conversation.add_error(f"the model cannot be used: {message.error}")
             if pending:
                 self.conversation.question.put_back(pending)
@@ -328,7 +329,7 @@ class AstroApp(App[int]):
                 return
             self._pending_question = question
             conversation.add_user(question)
-            conversation.add_note("waiting for the database and the model client…", "wait")
+            conversation.show_waiting("waiting for the database and the model client…")
             return
         conversation.start_turn(self.agent, question)
 
@@ -385,6 +386,7 @@ class AstroApp(App[int]):
 
         self._sql_token = CancelToken()
         self.refresh_bindings()
+        self.conversation.start_query()
         self._execute(self.db, sql, self._sql_token)
 
     @work(thread=True, group="sql", exit_on_error=False)
@@ -417,6 +419,7 @@ class AstroApp(App[int]):
         if origin.kind == "sql":
             self._sql_token = None
             self.refresh_bindings()
+            self.conversation.finish_query("query done")
         entry = self.results.add_result(message.result, origin, sql_text=origin.sql_text)
         if origin.kind == "sql":
             status = result_status(self.conversation, message.result)
@@ -428,6 +431,8 @@ class AstroApp(App[int]):
         if message.origin == "sql":
             self._sql_token = None
             self.refresh_bindings()
+            cancelled = "cancel" in message.message.lower()
+            self.conversation.finish_query("query cancelled" if cancelled else "query failed")
             self.conversation.add_error(message.message)
         else:
             self.notify(message.message, severity="error", markup=False)
@@ -589,6 +594,7 @@ class AstroApp(App[int]):
         if self._pending_question is not None:
             self.conversation.question.put_back(self._pending_question)
             self._pending_question = None
+            self.conversation.drop_waiting()
             self.conversation.add_note("■ cancelled", "cancelled")
             return
         if self.screen.maximized is not None:

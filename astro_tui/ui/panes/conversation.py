@@ -77,6 +77,8 @@ class ConversationPane(Vertical):
         self.border_title = "Conversation"
         self._turn = 0
         self._turn_active = False
+        self._query_active = False
+        self._wait_note: Widget | None = None
         self._question = ""
         self._started = 0.0
         self._status_text = ""
@@ -130,10 +132,35 @@ class ConversationPane(Vertical):
         text.append(inert(question.strip()))
         self._mount(Static(text, classes="user-msg"))
 
-    def add_note(self, text: str | Text, kind: str = "note") -> None:
+    def add_note(self, text: str | Text, kind: str = "note") -> Widget:
         """A line from the app (slash command output, a notice); `kind` picks its style."""
         body = text if isinstance(text, Text) else inert_text(text)
-        self._mount(Static(body, classes=f"note -{kind}"))
+        return self._mount(Static(body, classes=f"note -{kind}"))
+
+    def show_waiting(self, text: str) -> None:
+        """A passing notice (the database or model client still opening), gone when work starts."""
+        self.drop_waiting()
+        self._wait_note = self.add_note(text, "wait")
+
+    def drop_waiting(self) -> None:
+        if self._wait_note is not None:
+            self._wait_note.remove()
+            self._wait_note = None
+
+    def start_query(self) -> None:
+        """A `/sql` running: the same spinner and clock as a question, unless one is running."""
+        if self._turn_active:
+            return
+        self._query_active = True
+        self._started = time.monotonic()
+        self._set_status("running the query")
+
+    def finish_query(self, outcome: str) -> None:
+        if not self._query_active:
+            return
+        self._query_active = False
+        elapsed = time.monotonic() - self._started
+        self._set_status(f"{outcome} · {elapsed:,.1f} s" if clocks_live(self) else outcome)
 
     def add_markdown(self, markdown: str, title: str) -> None:
         block = Vertical(
@@ -187,6 +214,8 @@ class ConversationPane(Vertical):
     # ------------------------------------------------------------------ turns
 
     def start_turn(self, agent: Agent, question: str, *, echo: bool = True) -> None:
+        self.drop_waiting()
+        self._query_active = False
         self._turn += 1
         self._turn_active = True
         self._question = question
@@ -269,7 +298,7 @@ class ConversationPane(Vertical):
         self._render_status()
 
     def _tick(self) -> None:
-        if self._turn_active:
+        if self._turn_active or self._query_active:
             self._frame += 1
             self._render_status()
 
@@ -280,7 +309,7 @@ class ConversationPane(Vertical):
             return
         status.display = True
         live = clocks_live(self)
-        if self._turn_active:
+        if self._turn_active or self._query_active:
             mark = SPINNER[self._frame % len(SPINNER)] if live else "…"
             line = Text(f"{mark} ", style="bold")
             line.append(inert(self._status_text, keep_newlines=False))
