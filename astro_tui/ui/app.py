@@ -45,6 +45,7 @@ from astro_tui.ui.panes.results import ResultsPane
 from astro_tui.ui.panes.shell import ShellInput
 from astro_tui.ui.widgets.question import QuestionInput
 from astro_tui.ui.widgets.tool_block import result_status
+from astro_tui.ui.wording import counted
 
 if TYPE_CHECKING:
     from astro_tui.agent.loop import Agent
@@ -230,7 +231,7 @@ class AstroApp(App[int]):
         self.call_after_refresh(painted.set)
         self.catalog_pane.set_catalog(message.catalog, self.db, self.db.label, painted)
         tables = len(message.catalog.tables)
-        self._set_topbar(f"{self.db.label} · {tables:,} tables")
+        self._set_topbar(f"{self.db.label} · {counted(tables, 'table')}")
         if self.settings.model_configured:
             self._build_agent(self.db, message.catalog, painted)
         self._warm_imports(painted)
@@ -463,7 +464,7 @@ class AstroApp(App[int]):
 
             self.push_screen(ConfirmScreen("Overwrite?", f"{target} exists. Replace it?"), answered)
             return
-        self.notify(f"Exporting {entry.name} ({entry.result.row_count:,} rows)…", markup=False)
+        self.notify(f"Exporting {entry.name} ({counted(entry.result.row_count, 'row')})…", markup=False)
         self._export(entry.result.table, fmt, str(target), overwrite)
 
     @work(thread=True, group="export", exit_on_error=False)
@@ -486,7 +487,7 @@ class AstroApp(App[int]):
         if message.error:
             self.notify(f"Export failed: {one_line(message.error)}", severity="error", markup=False)
         else:
-            self.notify(f"Exported {message.rows:,} rows to {inert(message.path)}", markup=False)
+            self.notify(f"Exported {counted(message.rows, 'row')} to {inert(message.path)}", markup=False)
 
     # ------------------------------------------------------------------ theme
 

@@ -21,6 +21,7 @@ from astro_tui.ui.actions import bindings
 from astro_tui.ui.inert import inert, inert_text
 from astro_tui.ui.messages import TableCard
 from astro_tui.ui.panes.shell import ShellPane
+from astro_tui.ui.wording import counted
 
 if TYPE_CHECKING:
     import threading
@@ -156,7 +157,7 @@ class CatalogPane(Vertical):
         self._db = db
         tables = sum(len(s.tables) for s in catalog.schemas)
         self.border_title = Text(f"Catalog · {inert(label, keep_newlines=False)}")
-        self.border_subtitle = f"{len(catalog.schemas)} schemas · {tables:,} tables"
+        self.border_subtitle = f"{counted(len(catalog.schemas), 'schema')} · {counted(tables, 'table')}"
         self.show_status("" if tables else "no tables in this database")
         self.query_one(CatalogTree).load(catalog)
         self.query_one(ShellPane).set_catalog(catalog, db, after)

@@ -26,6 +26,7 @@ from astro_tui.ui.widgets.answer_card import UNVERIFIED_NOTE, AnswerCard, capped
 from astro_tui.ui.widgets.markdown_text import MarkdownText, StreamingMarkdown
 from astro_tui.ui.widgets.question import QuestionInput
 from astro_tui.ui.widgets.tool_block import SPINNER, ToolBlock, clocks_live
+from astro_tui.ui.wording import counted
 
 if TYPE_CHECKING:
     from astro_tui.agent import events as ev
@@ -185,7 +186,8 @@ class ConversationPane(Vertical):
 
     def show_resumed(self, conversation_id: str, turns: list[Any]) -> None:
         """Earlier turns in brief: questions and what answered them (their results are not kept)."""
-        self.add_note(f"resumed conversation {conversation_id}: {len(turns)} earlier question(s)", "new")
+        earlier = counted(len(turns), "earlier question")
+        self.add_note(f"resumed conversation {conversation_id}: {earlier}", "new")
         for turn in turns:
             self.add_user(turn.question)
             messages = [entry.message for entry in turn.entries]
@@ -266,9 +268,9 @@ class ConversationPane(Vertical):
         elapsed = time.monotonic() - self._started
         parts = [reason]
         if self._tool_calls:
-            parts.append(f"{self._tool_calls} tool call" + ("" if self._tool_calls == 1 else "s"))
+            parts.append(counted(self._tool_calls, "tool call"))
         if self._tokens:
-            parts.append(f"{self._tokens:,} tokens")
+            parts.append(counted(self._tokens, "token"))
         if clocks_live(self):
             parts.append(f"{elapsed:,.1f} s")
         self._status_text = " · ".join(parts)

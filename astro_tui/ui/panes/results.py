@@ -21,6 +21,7 @@ from astro_tui.ui.actions import bindings
 from astro_tui.ui.inert import inert, inert_text, one_line
 from astro_tui.ui.messages import ChartPrepared, ResultOrigin, TablePrepared
 from astro_tui.ui.widgets.tool_block import result_status, sql_syntax
+from astro_tui.ui.wording import counted
 
 if TYPE_CHECKING:
     from astro_tui.data.results import QueryResult
@@ -105,7 +106,7 @@ class ResultsPane(Vertical):
         options = []
         for e in reversed(self.entries):
             label = inert_text(e.name, keep_newlines=False)
-            label.append(f"  {e.result.row_count:,} rows", "dim")
+            label.append(f"  {counted(e.result.row_count, 'row')}", "dim")
             if e.verified:
                 label.append("  ✓", "bold")
             options.append((label, e.id))
@@ -155,7 +156,7 @@ class ResultsPane(Vertical):
         if result.truncated:
             status.append(f" · cut at the {result.row_count:,}-row cap (--max-rows)", "italic")
         self.query_one("#result-status", Static).update(status, layout=False)
-        self.border_subtitle = f"{len(self.entries)} result" + ("" if len(self.entries) == 1 else "s")
+        self.border_subtitle = counted(len(self.entries), "result")
 
     def _show_sql(self, entry: ResultEntry) -> None:
         if entry.verified:
