@@ -267,3 +267,36 @@ async def test_export_asks_before_overwriting_and_never_creates_directories(
         assert proposed.startswith("parquet ") and proposed.endswith("sql_1.parquet"), proposed
         await pilot.press("escape")
         await wait_until(pilot, lambda: not isinstance(app.screen, ExportScreen))
+
+
+def test_float_columns_display_whole() -> None:
+    import pyarrow as pa
+    from textual_fastdatatable.format import display_text
+
+    from astro_tui.ui.display_numbers import exact_floats
+
+    table = pa.table(
+        {
+            "revenue": [5271503.80, 19980.00000000015, None],
+            "rate": [0.000123, 2.0, 0.5],
+            "odd": [float("nan"), 1.0, 2.0],
+            "n": [1, 2, 3],
+        }
+    )
+    shown = [{k: display_text(v) for k, v in row.items()} for row in exact_floats(table).to_pylist()]
+    assert [r["revenue"] for r in shown] == ["5271503.8", "19980.0", ""]
+    assert [r["rate"] for r in shown] == ["0.000123", "2.000000", "0.500000"]
+    assert shown[1]["odd"] == "1" and shown[0]["n"] == "1", "NaN columns and integers are left as they are"
+    assert "e+" not in str(shown)
+
+
+async def test_results_table_shows_floats_whole(shop_db: Path) -> None:
+    from textual_fastdatatable.format import display_text
+
+    app = make_app(shop_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await submit(pilot, "/sql SELECT 5271503.80::DOUBLE AS revenue")
+        await wait_until(pilot, lambda: app.results.table_widget is not None)
+        cell = app.results.table_widget.backend.get_cell_at(0, 0)
+        assert display_text(cell) == "5271503.8"

@@ -7,6 +7,8 @@ imported in workers, each reporting back with a message.
 
 from __future__ import annotations
 
+import contextlib
+import locale
 import shlex
 import sys
 import threading
@@ -67,6 +69,8 @@ class AstroApp(App[int]):
 
     def __init__(self, specs: list[str], settings: Settings, *, live_clocks: bool = True) -> None:
         super().__init__()
+        with contextlib.suppress(locale.Error):  # numbers in the table group as the user's locale does
+            locale.setlocale(locale.LC_NUMERIC, "")
         self.specs = list(specs)
         self.settings = settings
         self.live_clocks = live_clocks

@@ -188,9 +188,10 @@ class ResultsPane(Vertical):
         try:
             from textual_fastdatatable import ArrowBackend
 
+            from astro_tui.ui.display_numbers import exact_floats
             from astro_tui.ui.inert import inert_table
 
-            backend = ArrowBackend(inert_table(result.table))
+            backend = ArrowBackend(exact_floats(inert_table(result.table)))
             backend.render_markup = False
             _ = backend.column_content_widths
         except Exception as exc:
