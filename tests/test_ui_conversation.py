@@ -101,7 +101,8 @@ async def test_tool_blocks_collapse_and_expand(shop_db: Path, fake_openai: FakeO
         assert card.has_class("-verified")
         assert "Total revenue was $9" in log_text(app) and "over 5 regions" in log_text(app)
         names = [e.name for e in app.results.entries]
-        assert names[0] == "df_1" and {"A1 rev", "A1 total"} <= set(names)
+        assert names[0] == "df_1 · what was revenue by region?", names
+        assert {"A1 rev", "A1 total"} <= set(names)
         assert app.results.current is not None and app.results.current.name == "A1 rev"
         assert app.results.current.verified
         sql = plain(app.query_one("#sql-text"))

@@ -36,9 +36,10 @@ async def test_sql_shows_the_result_with_its_status(shop_db: Path) -> None:
         await submit(pilot, f"/sql {REVENUE_SQL}")
         await wait_until(pilot, lambda: app.results.table_widget is not None)
         entry = app.results.current
-        assert entry is not None and entry.name == "sql 1" and entry.result.row_count == 5
-        assert "sql 1 · 5 rows" in plain(app.query_one("#result-status"))
-        assert "→ sql 1: 5 rows" in log_text(app)
+        name = "sql 1 · from sales.orders"
+        assert entry is not None and entry.name == name and entry.result.row_count == 5
+        assert f"{name} · 5 rows" in plain(app.query_one("#result-status"))
+        assert f"→ {name}: 5 rows" in log_text(app)
         assert REVENUE_SQL in plain(app.query_one("#sql-text"))
         assert app.conversation.question.text == "", "a slash command clears the box"
 
@@ -264,7 +265,7 @@ async def test_export_asks_before_overwriting_and_never_creates_directories(
         await submit(pilot, "/export parquet")
         await wait_until(pilot, lambda: isinstance(app.screen, ExportScreen))
         proposed = app.screen.query_one("#export-input").value
-        assert proposed.startswith("parquet ") and proposed.endswith("sql_1.parquet"), proposed
+        assert proposed.startswith("parquet ") and proposed.endswith("sql_1_from_sales_orders.parquet"), proposed
         await pilot.press("escape")
         await wait_until(pilot, lambda: not isinstance(app.screen, ExportScreen))
 

@@ -35,3 +35,14 @@ async def test_singular_counts_on_screen(tmp_path: Path) -> None:
         assert "1 row ·" in plain(app.query_one("#result-status"))
         await submit(pilot, f"/export csv {tmp_path / 'one.csv'}")
         await wait_until(pilot, lambda: any("Exported 1 row to" in n for n in notifications(app)))
+
+
+def test_sql_title_names_a_result_from_its_comment_or_table() -> None:
+    from astro_tui.ui.wording import sql_title
+
+    assert sql_title("-- revenue by region\nSELECT 1") == "revenue by region"
+    assert sql_title("/* top customers */ SELECT * FROM t") == "top customers"
+    assert sql_title("SELECT region FROM sales . orders GROUP BY 1") == "from sales.orders"
+    assert sql_title('select * from "my schema"."odd.table"') == 'from "my schema"."odd.table"'
+    assert sql_title("SELECT 42 AS answer") == "SELECT 42 AS answer"
+    assert len(sql_title("SELECT " + "x, " * 100 + "1")) == 40

@@ -47,7 +47,7 @@ from astro_tui.ui.panes.results import ResultsPane
 from astro_tui.ui.panes.shell import ShellInput
 from astro_tui.ui.widgets.question import QuestionInput
 from astro_tui.ui.widgets.tool_block import result_status
-from astro_tui.ui.wording import counted
+from astro_tui.ui.wording import counted, sql_title
 
 if TYPE_CHECKING:
     from astro_tui.agent.loop import Agent
@@ -406,7 +406,7 @@ class AstroApp(App[int]):
         except Exception as exc:
             self.post_message(QueryFailed(f"{type(exc).__name__}: {exc}", "sql"))
             return
-        self.post_message(ResultReady(result, ResultOrigin("sql", "", verified=False)))
+        self.post_message(ResultReady(result, ResultOrigin("sql", sql_title(sql), verified=False)))
 
     @work(thread=True, group="preview", exit_on_error=False)
     def _preview(self, db: Database, table: Table) -> None:

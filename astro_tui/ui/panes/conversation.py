@@ -20,13 +20,13 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
-from astro_tui.ui.inert import inert, inert_text
+from astro_tui.ui.inert import inert, inert_text, one_line
 from astro_tui.ui.messages import AgentEvent, ResultOrigin, ResultReady, TurnFinished
 from astro_tui.ui.widgets.answer_card import UNVERIFIED_NOTE, AnswerCard, capped
 from astro_tui.ui.widgets.markdown_text import MarkdownText, StreamingMarkdown
 from astro_tui.ui.widgets.question import QuestionInput
 from astro_tui.ui.widgets.tool_block import SPINNER, ToolBlock, clocks_live
-from astro_tui.ui.wording import counted
+from astro_tui.ui.wording import counted, sql_title
 
 if TYPE_CHECKING:
     from astro_tui.agent import events as ev
@@ -416,7 +416,9 @@ class ConversationPane(Vertical):
         block.set_result(event.ok, event.content, event.elapsed_ms)
         self._set_status("thinking")
         if event.result is not None and event.name == "run_sql":
-            origin = ResultOrigin("tool", event.result_name or "run_sql")
+            sql = event.result.sql.lstrip()
+            about = sql_title(sql) if sql.startswith(("--", "/*")) else one_line(self._question, 40)
+            origin = ResultOrigin("tool", f"{event.result_name or 'run_sql'} · {about}")
             self.post_message(ResultReady(event.result, origin))
 
     def _answer(self, answer: ev.Answer) -> None:

@@ -79,7 +79,7 @@ class ResultsPane(Vertical):
         count = self._counters.get(origin.kind, 0) + 1
         self._counters[origin.kind] = count
         base = {"sql": "sql", "preview": "preview", "answer": "answer"}.get(origin.kind, origin.kind)
-        label = f" {one_line(origin.label, 30)}" if origin.label else ""
+        label = f" · {one_line(origin.label, 40)}" if origin.label else ""
         return f"{base} {count}{label}" if origin.kind != "preview" else f"preview{label}"
 
     def add_result(
