@@ -427,7 +427,9 @@ async def test_escape_interrupts_a_runaway_query(
         assert [t.status for t in turns] == ["cancelled"]
 
         await submit(pilot, "/sql select 1 AS one")
-        await wait_until(pilot, lambda: any(e.name.startswith("sql 1") for e in app.results.entries), timeout=5)
+        await wait_until(
+            pilot, lambda: any(e.name.startswith("sql 1") for e in app.results.entries), timeout=5
+        )
         assert app.results.current is not None
         assert app.results.current.result.table.to_pylist() == [{"one": 1}]
 
@@ -447,7 +449,9 @@ async def test_escape_interrupts_a_runaway_query(
         await wait_until(pilot, lambda: app._sql_token is None, timeout=5)
         assert "query cancelled" in error_blocks(app)[-1]
         await submit(pilot, "/sql select 2 AS two")
-        await wait_until(pilot, lambda: any(e.name.startswith("sql 2") for e in app.results.entries), timeout=5)
+        await wait_until(
+            pilot, lambda: any(e.name.startswith("sql 2") for e in app.results.entries), timeout=5
+        )
         assert app.results.current.result.table.to_pylist() == [{"two": 2}]
     fake_openai.assert_script_consumed()
 

@@ -265,7 +265,9 @@ async def test_export_asks_before_overwriting_and_never_creates_directories(
         await submit(pilot, "/export parquet")
         await wait_until(pilot, lambda: isinstance(app.screen, ExportScreen))
         proposed = app.screen.query_one("#export-input").value
-        assert proposed.startswith("parquet ") and proposed.endswith("sql_1_from_sales_orders.parquet"), proposed
+        assert proposed.startswith("parquet ") and proposed.endswith("sql_1_from_sales_orders.parquet"), (
+            proposed
+        )
         await pilot.press("escape")
         await wait_until(pilot, lambda: not isinstance(app.screen, ExportScreen))
 
