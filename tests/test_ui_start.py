@@ -200,3 +200,27 @@ async def test_a_failed_open_says_so_and_ctrl_r_opens_it_once_fixed(tmp_path: Pa
         await wait_until(pilot, lambda: bool(tree.root.children))
         assert not plain(status).strip() or not app.catalog_pane.query_one("#catalog-status").display
         assert isinstance(app, AstroApp) and app.is_running
+
+
+async def test_a_failing_worker_is_shown_and_the_app_keeps_running(shop_db: Path) -> None:
+    import re
+
+    import astro_tui.ui
+    from tests.test_ui_support import notifications
+
+    def boom() -> None:
+        raise RuntimeError("the chart library fell over")
+
+    app = make_app(shop_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        app.run_worker(boom, thread=True, group="chart", exit_on_error=False)
+        await wait_until(pilot, lambda: any("fell over" in n for n in notifications(app)))
+        assert app.is_running
+        await submit(pilot, "/sql SELECT 1 AS one")
+        await wait_until(pilot, lambda: app.results.current is not None)
+
+    # Every worker leaves its failures to that one handler instead of quitting the app.
+    for source in Path(astro_tui.ui.__file__).parent.rglob("*.py"):
+        for decorator in re.findall(r"@work\(([^)]*)\)", source.read_text()):
+            assert "exit_on_error=False" in decorator, f"{source.name}: @work({decorator})"

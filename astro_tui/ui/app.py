@@ -22,6 +22,7 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer, Static
+from textual.worker import Worker, WorkerState
 
 from astro_tui.config import Settings, write_setting
 from astro_tui.resources import resource_dir
@@ -159,6 +160,23 @@ class AstroApp(App[int]):
         for command in super().get_system_commands(screen):
             if command.title in ("Keys", "Screenshot"):
                 yield command
+
+    # ------------------------------------------------------------------ workers
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """Every worker is started with exit_on_error=False: a failure that its own code did
+        not turn into a message lands here, is logged and shown, and the app carries on."""
+        worker = event.worker
+        if event.state is not WorkerState.ERROR or worker.error is None:
+            return
+        error = worker.error
+        self.log.error(f"worker {worker.name or worker.group} failed", error)
+        self.notify(
+            f"{worker.group or worker.name}: {type(error).__name__}: {one_line(str(error), 200)}",
+            title="Something went wrong (astro is still running)",
+            severity="error",
+            markup=False,
+        )
 
     # ------------------------------------------------------------------ database and catalog
 

@@ -184,7 +184,7 @@ class ShellPane(Vertical):
             return
         self._run([command])
 
-    @work(thread=True, group="shell")
+    @work(thread=True, group="shell", exit_on_error=False)
     def _run(self, commands: list[str]) -> None:
         shell = self._shell
         for command in commands:
