@@ -182,6 +182,9 @@ async def test_slash_commands(shop_db: Path, fake_openai: FakeOpenAI) -> None:
         await wait_until(pilot, lambda: "resumed conversation" in log_text(app))
         assert app.agent.conversation_id == first_id
         assert "revenue by region?" in log_text(app)
+        shown = log_text(app)
+        assert "Total revenue was" in shown and "Shown to the person" not in shown, shown
+        assert not app.conversation.query_one("#turn-status").display, "no stale status line"
 
         await submit(pilot, "/help")
         assert type(app.screen).__name__ == "HelpScreen"

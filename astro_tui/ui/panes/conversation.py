@@ -180,37 +180,39 @@ class ConversationPane(Vertical):
 
     def clear_log(self) -> None:
         self.log_view.remove_children()
+        if not self._turn_active:
+            self._set_status("")  # the last turn's summary belongs to what was cleared
         self._md = None
         self._reasoning = None
         self._tools.clear()
 
     def show_resumed(self, conversation_id: str, turns: list[Any]) -> None:
         """Earlier turns in brief: questions and what answered them (their results are not kept)."""
+        self._set_status("")
         earlier = counted(len(turns), "earlier question")
         self.add_note(f"resumed conversation {conversation_id}: {earlier}", "new")
         for turn in turns:
             self.add_user(turn.question)
             messages = [entry.message for entry in turn.entries]
-            tools = [
-                call.get("function", {}).get("name", "?")
+            calls = [
+                call.get("function", {})
                 for m in messages
                 for call in (m.get("tool_calls") or ())
                 if isinstance(call, dict)
             ]
-            if tools:
-                self.add_note("tools: " + ", ".join(tools), "tools")
-            final = next(
+            if calls:
+                self.add_note("tools: " + ", ".join(c.get("name", "?") for c in calls), "tools")
+            shown = _shown_answer(messages, calls) if turn.status == "answer" else None
+            final = shown or next(
                 (
                     m.get("content")
                     for m in reversed(messages)
-                    if m.get("role") in ("assistant", "tool") and m.get("content")
+                    if m.get("role") == "assistant" and m.get("content")
                 ),
                 None,
             )
-            if turn.status == "answer" and tools:
-                final = next((m.get("content") for m in reversed(messages) if m.get("role") == "tool"), final)
             if final:
-                label = "answer" if turn.status == "answer" else turn.status
+                label = {"answer": "answer", "text": "reply"}.get(turn.status, turn.status)
                 self.add_markdown(str(final), f"{label} (saved; ask again to see its tables)")
 
     # ------------------------------------------------------------------ turns
@@ -471,3 +473,23 @@ def _answer_sql(answer: ev.Answer) -> str:
     if len(answer.tables) == 1:
         return answer.tables[0].sql
     return "\n\n".join(f"-- {t.name}\n{t.sql.strip().rstrip(';')};" for t in answer.tables)
+
+
+_SHOWN = "Shown to the person"
+
+
+def _shown_answer(messages: list[dict[str, Any]], calls: list[dict[str, Any]]) -> str | None:
+    """What the person saw of an answer, without the wording addressed to the model."""
+    import json
+
+    last = next((m.get("content") for m in reversed(messages) if m.get("role") == "tool"), None)
+    if isinstance(last, str) and last.startswith(_SHOWN):
+        body = last[len(_SHOWN) :].lstrip(".:").strip()
+        if body:
+            return body
+    if calls and calls[-1].get("name") == "send_message":
+        try:
+            return str(json.loads(calls[-1].get("arguments") or "{}").get("message") or "") or None
+        except (ValueError, AttributeError):
+            return None
+    return None
