@@ -224,3 +224,27 @@ async def test_a_failing_worker_is_shown_and_the_app_keeps_running(shop_db: Path
     for source in Path(astro_tui.ui.__file__).parent.rglob("*.py"):
         for decorator in re.findall(r"@work\(([^)]*)\)", source.read_text()):
             assert "exit_on_error=False" in decorator, f"{source.name}: @work({decorator})"
+
+
+async def test_small_terminals_show_result_rows_and_every_footer_key(shop_db: Path) -> None:
+    """At 80×24 the table has rows on screen; at 100×30 F6 opens the catalog in the results'
+    place instead of squeezing three panes; the footer and top bar fit on one line."""
+    from textual.widgets import Footer
+
+    for size in ((80, 24), (100, 30)):
+        app = make_app(shop_db)
+        async with app.run_test(size=size) as pilot:
+            await ready(pilot)
+            await submit(pilot, "/sql SELECT * FROM sales.orders")
+            await wait_until(pilot, lambda app=app: app.results.table_widget is not None)
+            await pilot.pause()
+            table = app.results.table_widget
+            assert table.region.height >= 4, f"{size}: {table.region} leaves no rows"
+            footer = app.query_one(Footer)
+            keys = [w for w in footer.query("FooterKey") if w.display]
+            assert keys and max(k.region.right for k in keys) <= size[0], f"{size}: footer keys cut"
+            if size[0] == 100:
+                await pilot.press("f6")
+                await pilot.pause()
+                assert app.catalog_pane.region.width > 0 and app.results.region.width == 0
+                assert app.conversation.region.width >= 60

@@ -33,7 +33,7 @@ class Action:
 
 ACTIONS: tuple[Action, ...] = (
     Action("help", "f1", "Help", "Show keys and slash commands", "App"),
-    Action("focus_catalog", "f2", "Catalog", "Focus the catalog tree", "Panes"),
+    Action("focus_catalog", "f2", "Tree", "Focus the catalog tree", "Panes"),
     Action("focus_shell", "f3", "Shell", "Focus the metadata shell", "Panes"),
     Action("focus_question", "f4", "Ask", "Focus the question box", "Panes"),
     Action("focus_results", "f5", "Results", "Focus the results table", "Panes"),
@@ -48,7 +48,7 @@ ACTIONS: tuple[Action, ...] = (
     Action(
         "copy_sql",
         "ctrl+y",
-        "Copy SQL",
+        "Copy",
         "Copy the verified SQL of the current result",
         "Results",
         priority=True,

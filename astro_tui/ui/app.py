@@ -136,6 +136,9 @@ class AstroApp(App[int]):
             screen.remove_class("-catalog-open", "-no-catalog", "-no-results")
         screen.set_class(layout == "narrow", "-narrow")
         screen.set_class(layout == "medium", "-medium")
+        for footer in self.query(Footer):  # every key fits on one line below 140 columns
+            footer.compact = layout != "wide"
+            footer.show_command_palette = layout != "narrow"  # the top bar names ctrl+p too
 
     @property
     def _catalog_is_drawer(self) -> bool:

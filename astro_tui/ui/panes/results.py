@@ -74,13 +74,14 @@ class ResultsPane(Vertical):
     # ------------------------------------------------------------------ entries
 
     def name_for(self, origin: ResultOrigin) -> str:
-        if origin.kind in ("tool", "answer") and origin.label:
-            return one_line(origin.label, 40)
+        label = one_line(origin.label, 40) if origin.label else ""
+        if origin.kind in ("tool", "answer") and label:
+            return label
+        if origin.kind == "preview":
+            return f"preview {label}".rstrip()
         count = self._counters.get(origin.kind, 0) + 1
         self._counters[origin.kind] = count
-        base = {"sql": "sql", "preview": "preview", "answer": "answer"}.get(origin.kind, origin.kind)
-        label = f" · {one_line(origin.label, 40)}" if origin.label else ""
-        return f"{base} {count}{label}" if origin.kind != "preview" else f"preview{label}"
+        return f"{origin.kind} {count}" + (f" · {label}" if label else "")
 
     def add_result(
         self, result: QueryResult, origin: ResultOrigin, *, sql_text: str | None = None

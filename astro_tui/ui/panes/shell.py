@@ -100,29 +100,21 @@ class ShellPane(Vertical):
         self._pending: list[str] = []  # commands typed before the shell was built
         self._lock = threading.Lock()
         self._scrollback: list[Text] = []
-        self._wrapped_at = 0
         self.border_title = "Shell"
 
     def compose(self) -> ComposeResult:
-        yield RichLog(id="shell-log", wrap=True, markup=False, highlight=False, max_lines=5_000, min_width=10)
+        # Lines are not wrapped: `ls -l` rows stay rows in a narrow pane, and scroll sideways.
+        yield RichLog(
+            id="shell-log", wrap=False, markup=False, highlight=False, max_lines=5_000, min_width=10
+        )
         with Horizontal(id="shell-line"):
             yield Static("$", id="shell-prompt")
             yield ShellInput()
 
     def _write(self, text: Text) -> None:
-        """Keep what was written, so the scrollback can re-wrap when the pane is resized or zoomed."""
         self._scrollback.append(text)
         del self._scrollback[:-_SCROLLBACK]
         self.query_one(RichLog).write(text)
-
-    def on_resize(self) -> None:
-        width = self.size.width
-        if width != self._wrapped_at and self._scrollback:
-            self._wrapped_at = width
-            log = self.query_one(RichLog)
-            log.clear()
-            for text in self._scrollback:
-                log.write(text)
 
     @property
     def shell(self) -> Any:
@@ -155,7 +147,8 @@ class ShellPane(Vertical):
         complete = getattr(self._shell, "complete", None)
         self.query_one(ShellInput).completer = complete
         self._update_prompt(str(getattr(self._shell, "cwd", "/")))
-        self._write(Text("metadata shell: ls, cd, cat, head, tree, find, grep, wc (pipes work)", style="dim"))
+        for line in ("metadata shell:", "ls cd cat head tree", "find grep wc sample", "pipes work; help"):
+            self._write(Text(line, style="dim"))
         pending, self._pending = self._pending, []
         if pending:
             self._run(pending)
