@@ -67,7 +67,7 @@ def _settings(**flags: Any) -> Settings:
 def _fail(message: str, code: int = EXIT_FAILURE) -> NoReturn:
     from astro_tui.data.text_table import inert
 
-    click.echo(f"astro: {inert(message, keep_newlines=False)}", err=True)
+    click.echo(f"astro: {inert(message)}", err=True)
     sys.exit(code)
 
 

@@ -26,8 +26,17 @@ from astro_tui.data.cancel import CancelToken
 from astro_tui.data.catalog_model import Catalog
 from astro_tui.data.engines.base import Dialect, Engine
 from astro_tui.data.engines.duckdb import catalog, guard
-from astro_tui.data.engines.duckdb.targets import Target, resolve_targets
-from astro_tui.data.errors import QueryCancelled, QueryError, QueryTimeout, TargetError, one_line
+from astro_tui.data.engines.duckdb.targets import Target, file_stem, identifier, resolve_targets
+from astro_tui.data.errors import (
+    QueryCancelled,
+    QueryError,
+    QueryTimeout,
+    TargetError,
+    engine_message,
+    lock_message,
+    one_line,
+    syntax_message,
+)
 from astro_tui.data.results import QueryResult
 from astro_tui.data.watchdog import WATCHDOG, Deadline
 
@@ -86,8 +95,13 @@ class DuckDBEngine(Engine):
         self.label = label
         self.key = key
         self._shim_dir: Path | None = None
+        self._parquet_rows: dict[str, int] = {}
         try:
             self._con = self._connect()
+        except OSError as exc:
+            self._remove_shim()
+            where = f" ({exc.filename})" if exc.filename else ""
+            raise TargetError(f"cannot open the targets: {exc.strerror or exc}{where}") from None
         except BaseException:
             self._remove_shim()
             raise
@@ -142,7 +156,12 @@ class DuckDBEngine(Engine):
             con.execute("SET lock_configuration = true")
         except duckdb.Error as exc:
             con.close()
-            raise TargetError(f"cannot open targets: {one_line(exc)}") from None
+            message = one_line(exc)
+            for target in attach:
+                locked = lock_message(target.spec, message)
+                if locked and str(target.paths[0]) in message:
+                    raise TargetError(locked) from None
+            raise TargetError(f"cannot open targets: {message}") from None
         return con
 
     def _connect_file(self, path: Path, spec: str) -> duckdb.DuckDBPyConnection:
@@ -150,6 +169,9 @@ class DuckDBEngine(Engine):
             return duckdb.connect(str(path), read_only=True, config=dict(_BASE_CONFIG))
         except duckdb.Error as exc:
             message = one_line(exc)
+            locked = lock_message(spec, message)
+            if locked:
+                raise TargetError(locked) from None
             if "not a valid DuckDB database file" in message or "Corrupt" in message:
                 message = "not a DuckDB database file"
             raise TargetError(f"{spec}: {message}") from None
@@ -158,27 +180,20 @@ class DuckDBEngine(Engine):
         """A private DuckDB file holding CSV/JSON as tables and Parquet as views, opened read-only.
 
         Materialising text files means broken rows surface when opening, and the engine
-        never needs access to them again; Parquet stays lazy behind `allowed_paths`.
+        never needs access to them again; Parquet stays lazy behind `allowed_paths`, its
+        row counts read from the files' own metadata.
         """
         self._shim_dir = Path(tempfile.mkdtemp(prefix="astro-"))
         path = self._shim_dir / "targets.duckdb"
         con = duckdb.connect(str(path), config=dict(_BASE_CONFIG))
+        taken = {t.name.lower() for t in self.targets}
         try:
             for target in files:
-                paths = "[" + ", ".join(_literal(str(p)) for p in target.paths) + "]"
-                source = f"{_READERS[target.kind]}({paths})"
-                verb = "VIEW" if target.kind == "parquet" else "TABLE"
                 try:
-                    con.execute(f"CREATE {verb} {_ident(target.name)} AS SELECT * FROM {source}")
-                    if verb == "VIEW":
-                        con.execute(f"SELECT * FROM {_ident(target.name)} LIMIT 0")
-                    if target.kind == "csv":
-                        width = len(con.execute(f"DESCRIBE {_ident(target.name)}").fetchall())
-                        _check_csv_width(target, width)
-                    comment = f"from {target.spec}"
-                    con.execute(f"COMMENT ON {verb} {_ident(target.name)} IS {_literal(comment)}")
+                    for name, paths, union in _tables_of(con, target, taken):
+                        self._create(con, target, name, paths, union)
                 except duckdb.Error as exc:
-                    raise TargetError(f"{target.spec}: {one_line(exc)}") from None
+                    raise TargetError(f"{target.spec}: {engine_message(exc)}") from None
             con.execute("CHECKPOINT")
         except BaseException:
             con.close()
@@ -186,6 +201,33 @@ class DuckDBEngine(Engine):
             raise
         con.close()
         return path
+
+    def _create(
+        self, con: duckdb.DuckDBPyConnection, target: Target, name: str, paths: tuple[Path, ...], union: bool
+    ) -> None:
+        spec = target.spec if len(paths) == len(target.paths) else str(paths[0])
+        if target.kind != "parquet":
+            for file in paths:
+                _check_not_empty(file, spec)
+        listed = "[" + ", ".join(_literal(str(p)) for p in paths) + "]"
+        options = ", union_by_name = true" if union else ""
+        source = f"{_READERS[target.kind]}({listed}{options})"
+        verb = "VIEW" if target.kind == "parquet" else "TABLE"
+        con.execute(f"CREATE {verb} {_ident(name)} AS SELECT * FROM {source}")
+        if verb == "VIEW":
+            con.execute(f"SELECT * FROM {_ident(name)} LIMIT 0")
+            rows = con.execute(f"SELECT sum(num_rows) FROM parquet_file_metadata({listed})").fetchone()
+            self._parquet_rows[name] = int(rows[0] or 0) if rows else 0
+        else:
+            columns = con.execute(f"DESCRIBE {_ident(name)}").fetchall()
+            if target.kind == "csv":
+                _check_csv_width(spec, paths, len(columns))
+                _check_not_prose(spec, [str(c[0]) for c in columns])
+            count = con.execute(f"SELECT count(*) FROM {_ident(name)}").fetchone()
+            if count is not None and count[0] == 0:
+                raise TargetError(f"{spec}: no rows (only a header): nothing to open")
+        comment = f"from {spec}"
+        con.execute(f"COMMENT ON {verb} {_ident(name)} IS {_literal(comment)}")
 
     def _remove_shim(self) -> None:
         if self._shim_dir is not None:
@@ -226,7 +268,9 @@ class DuckDBEngine(Engine):
                 raise QueryTimeout(f"query interrupted after the {timeout:g} s time limit") from None
             if cancel is not None and cancel.cancelled:
                 raise QueryCancelled("query cancelled") from None
-            raise QueryError(one_line(exc)) from None
+            if isinstance(exc, duckdb.ParserException):
+                raise QueryError(syntax_message(one_line(exc))) from None
+            raise QueryError(engine_message(exc)) from None
         finally:
             running.finish()
             if timer is not None:
@@ -238,7 +282,7 @@ class DuckDBEngine(Engine):
         return QueryResult(statement, table, truncated, elapsed, cap)
 
     def load_catalog(self) -> Catalog:
-        return catalog.load_catalog(self.catalog_rows)
+        return catalog.with_row_counts(catalog.load_catalog(self.catalog_rows), self._parquet_rows)
 
     def catalog_rows(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
         """Trusted metadata queries of our own (never model or user SQL), unguarded."""
@@ -278,9 +322,56 @@ def _fetch(cursor: duckdb.DuckDBPyConnection, statement: str, cap: int | None) -
     return table, False
 
 
-def _check_csv_width(target: Target, width: int) -> None:
-    """DuckDB's sniffer falls back to one column (or loses the header) on broken rows; say so."""
+def _tables_of(
+    con: duckdb.DuckDBPyConnection, target: Target, taken: set[str]
+) -> list[tuple[str, tuple[Path, ...], bool]]:
+    """The tables one target becomes: a glob over files with the same columns is one table
+    (read by column name), over files with different columns one table per file."""
+    if len(target.paths) == 1:
+        return [(target.name, target.paths, False)]
+    reader = _READERS[target.kind]
+    shapes: list[frozenset[str]] = []
     for path in target.paths:
+        if target.kind != "parquet":
+            _check_not_empty(path, str(path))
+        try:
+            described = con.execute(f"DESCRIBE SELECT * FROM {reader}([{_literal(str(path))}])").fetchall()
+        except duckdb.Error as exc:
+            raise TargetError(f"{path}: {one_line(exc)}") from None
+        shapes.append(frozenset(str(c[0]).lower() for c in described))
+    if len(set(shapes)) == 1:
+        return [(target.name, target.paths, True)]
+    tables = []
+    for path in target.paths:
+        base = name = identifier(file_stem(path))
+        n = 2
+        while name.lower() in taken:
+            name, n = f"{base}_{n}", n + 1
+        taken.add(name.lower())
+        tables.append((name, (path,), False))
+    return tables
+
+
+def _check_not_empty(path: Path, spec: str) -> None:
+    """An empty file opened as a 0-row table would look like data that is not there."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(4096)
+    except OSError as exc:
+        raise TargetError(f"{spec}: cannot read ({exc.strerror or exc})") from None
+    if not head.strip():
+        raise TargetError(f"{spec}: the file is empty: nothing to open")
+
+
+def _check_not_prose(spec: str, columns: list[str]) -> None:
+    """A text file without delimiters reads as one column named after its first sentence."""
+    if len(columns) == 1 and (len(columns[0].split()) > 3 or columns[0].rstrip().endswith((".", "!", "?"))):
+        raise TargetError(f"{spec}: not delimited data (no separator found: plain text?)")
+
+
+def _check_csv_width(spec: str, paths: tuple[Path, ...], width: int) -> None:
+    """DuckDB's sniffer falls back to one column (or loses the header) on broken rows; say so."""
+    for path in paths:
         if path.suffix.lower() in (".gz", ".zst"):
             continue
         with path.open(encoding="utf-8", errors="replace", newline="") as fh:
@@ -288,7 +379,7 @@ def _check_csv_width(target: Target, width: int) -> None:
         fields = max(len(next(csv.reader([first], delimiter=d), [])) for d in ",\t;|")
         if fields > 1 and fields != width:
             raise TargetError(
-                f"{target.spec}: rows do not match the header ({fields} fields in the header, "
+                f"{spec}: rows do not match the header ({fields} fields in the header, "
                 f"{width} read): the file has broken rows"
             )
 
