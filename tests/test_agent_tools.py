@@ -183,7 +183,7 @@ async def test_run_sql_errors_go_back_to_the_model(registry: ToolRegistry, sql: 
     outcome = await call(registry, "run_sql", sql=sql)
     assert not outcome.ok
     assert expected.lower() in outcome.content.lower()
-    assert "\n" not in outcome.content
+    assert outcome.content.count("\n") <= 1  # the engine's hint ("Candidate bindings: …") may follow
 
 
 def test_workspace_names_keep_counting_and_evict_the_oldest() -> None:

@@ -196,3 +196,155 @@ def test_the_model_is_told_bare_names_work(flights: Path, sample_db: Database) -
     assert "bare names work" in prompt and "`cat flights`" in prompt and "Tables: flights." in prompt
     several = system_prompt(sample_db.load_catalog(), db_label="sample", notes="")
     assert "bare names work" not in several
+
+
+# ---------------------------------------------------------------- numbers
+
+
+@pytest.fixture
+def noisy(tmp_path: Path) -> Path:
+    path = tmp_path / "noisy.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute(
+        "CREATE TABLE m AS SELECT range AS order_id, 1994 + range % 3 AS year, "
+        "(10.35702 + range * 0.0)::DOUBLE * 3 / 3 + 0.1 + 0.2 - 0.3 AS temp, range * 1234567 AS big "
+        "FROM range(2500)"
+    )
+    con.execute("CREATE TABLE 航空会社 (名前 VARCHAR, n INTEGER)")
+    con.execute("INSERT INTO 航空会社 VALUES ('日本航空', 1), ('ANA', 22)")
+    con.close()
+    return path
+
+
+def test_numbers_read_without_noise_and_with_separators(noisy: Path) -> None:
+    from astro_tui.data.text_table import format_table, number_text
+
+    assert number_text(10.357019999999999) == "10.35702"
+    assert number_text(0.1 + 0.2) == "0.3" and number_text(1234567.0) == "1,234,567.0"
+    assert number_text(1234567) == "1,234,567" and number_text(1234567, grouping=False) == "1234567"
+    with Database.open([str(noisy)], Settings()) as db:
+        result = db.execute("select order_id, year, temp, big from m where order_id = 2000")
+        text = format_table(result)
+        assert "10.35702" in text and "10.357019999" not in text
+        assert "2,469,134,000" in text  # big is grouped
+        assert " 2000 " in f" {text.split()[8]} " and "1996" in text  # ids and years are not
+        shell = Shell(load_catalog(db), db)
+        sample = shell.run("sample -c temp m").output
+        assert sample.strip() == "10.35702", sample
+        rows = shell.run("sample -n 3 m").output
+        assert "10.35702" in rows and "999999" not in rows
+
+
+def test_text_tables_align_wide_characters(noisy: Path) -> None:
+    from rich.cells import cell_len
+
+    from astro_tui.data.text_table import format_table
+
+    with Database.open([str(noisy)], Settings()) as db:
+        lines = format_table(db.execute("select 名前, n from 航空会社 order by n")).splitlines()
+        shell_lines = Shell(load_catalog(db), db).run("sample 航空会社").output.splitlines()
+    table = lines[:-1]
+    assert len({cell_len(line) for line in table}) == 1, table  # right-aligned n: all rows end together
+    rows = [line for line in shell_lines if " | " in line]
+    dashes = next(line for line in shell_lines if "-+-" in line)
+    assert len(rows) == 3 and {cell_len(r.split(" | ")[0]) for r in rows} == {len(dashes.split("-+-")[0])}
+
+
+def test_truncation_gives_the_total_when_it_is_a_plain_scan(noisy: Path, tmp_path: Path) -> None:
+    con = duckdb.connect()
+    con.execute(f"COPY (SELECT range AS x FROM range(3000)) TO '{tmp_path / 'p.parquet'}'")
+    con.close()
+    with Database.open([str(noisy)], Settings()) as db:
+        scan = db.execute("select order_id, temp from m order by temp", row_cap=100)
+        assert scan.truncated and scan.total_rows == 2500
+        assert scan.count_text() == "100 of 2,500 rows"
+        others = (
+            "select * from m where year > 1994",
+            "select a.* from m a, m b",
+            "select order_id + 1 from m",
+        )
+        for sql in others:
+            other = db.execute(sql, row_cap=100)
+            assert other.truncated and other.total_rows is None
+            assert other.count_text() == "100 of more than 100 rows"
+    with Database.open([str(tmp_path / "p.parquet")], Settings()) as db:
+        assert db.execute("select * from p", row_cap=10).count_text() == "10 of 3,000 rows"
+
+
+# ---------------------------------------------------------------- charts
+
+
+def _result(sql: str):  # type: ignore[no-untyped-def]
+    from astro_tui.data.results import QueryResult
+
+    con = duckdb.connect()
+    try:
+        return QueryResult(sql, con.sql(sql).to_arrow_table(), False, 1.0)
+    finally:
+        con.close()
+
+
+def _chart(sql: str, kind: str, x: str, y: tuple[str, ...] = (), width: int = 80) -> str:
+    from astro_tui.agent.charts import build_chart_spec, render_chart_text
+
+    return render_chart_text(build_chart_spec(_result(sql), kind, x, list(y), "t"), width=width, height=12)  # type: ignore[arg-type]
+
+
+def test_the_app_and_ask_share_one_chart_pipeline() -> None:
+    from astro_tui.agent import charts
+    from astro_tui.ui import charting
+
+    assert charting.prepare is charts.prepare and charting.draw is charts.draw
+    assert charting.default_choice is charts.default_choice
+
+
+def test_nulls_are_left_out_and_counted_not_drawn_as_zero() -> None:
+    from astro_tui.agent.charts import ChartChoice, prepare
+
+    table = _result("select * from (values ('UA', 5), ('AA', NULL), ('DL', 3)) t(c, n)").table
+    series = prepare(table, ChartChoice("bar", "c", ["n"]))
+    assert series.tick_labels == ["UA", "DL"] and series.ys == {"n": [5.0, 3.0]}
+    assert "1 row with NULL left out" in series.note
+    text = _chart("select * from (values ('UA', 5), ('AA', NULL), ('DL', 3)) t(c, n)", "bar", "c", ("n",))
+    assert "1 row with NULL left out" in text and "AA" not in text
+
+
+def test_a_histogram_of_one_value_is_refused() -> None:
+    from astro_tui.agent.charts import ChartChoice, ChartError, build_chart_spec, default_choice, prepare
+
+    scalar = _result("select 42 as answer")
+    with pytest.raises(ChartError, match="one bar"):
+        build_chart_spec(scalar, "hist", "answer", [], "t")
+    choice = default_choice(scalar.table)
+    assert choice is not None
+    with pytest.raises(ValueError, match="nothing to chart"):
+        prepare(scalar.table, choice)
+    with pytest.raises(ValueError, match="one value"):
+        prepare(_result("select 5 as v from range(10)").table, ChartChoice("hist", None, ["v"]))
+
+
+def test_histograms_use_sqrt_n_bins_and_start_at_the_data() -> None:
+    from astro_tui.agent.charts import ChartChoice, prepare
+
+    series = prepare(_result("select range + 10 as v from range(91)").table, ChartChoice("hist", None, ["v"]))
+    assert series.edges is not None and len(series.edges) == 10 + 1  # ceil(sqrt(91)) bins
+    assert series.edges[0] == 10 and series.edges[-1] == 100 and sum(series.ys["v"]) == 91
+    axis = _chart("select range + 10 as v from range(91)", "hist", "v").splitlines()[-2]
+    assert axis.split()[0] == "10" and axis.split()[-1] == "100", axis
+
+
+@pytest.mark.parametrize("width", [60, 80, 100, 160])
+def test_bars_never_touch(width: int) -> None:
+    import re
+
+    for n in range(2, (width - 10) // 3 + 1):
+        sql = f"select 'c' || range as c, 5 as v from range({n})"
+        text = _chart(sql, "bar", "c", ("v",), width=width)
+        bottom = next(line for line in reversed(text.splitlines()) if "█" in line)
+        assert len(re.findall("█+", bottom)) == n, (n, width, bottom)
+
+
+def test_year_axes_read_as_years() -> None:
+    text = _chart("select range + 2013 as year, range % 3 as n from range(6)", "line", "year", ("n",))
+    axis = text.splitlines()[-2]
+    assert "2013" in axis and "2013.75" not in axis and "2,013" not in axis, axis

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import hashlib
+import json
 import shutil
 import tempfile
 import threading
@@ -279,7 +280,36 @@ class DuckDBEngine(Engine):
                 cancel.detach(running)
             cursor.close()
         elapsed = (time.perf_counter() - started) * 1000
-        return QueryResult(statement, table, truncated, elapsed, cap)
+        total = self._cheap_total(statement) if truncated else None
+        return QueryResult(statement, table, truncated, elapsed, cap, total_rows=total)
+
+    def _cheap_total(self, statement: str) -> int | None:
+        """The full row count of a truncated plain scan (`SELECT cols FROM table [ORDER BY]`).
+
+        Counting a base table comes from DuckDB's row-group metadata and a Parquet view's
+        from the files' footers, so it never runs the query twice; anything else (filters,
+        joins, aggregates, views over queries) keeps "more than N" rather than pay for a count.
+        """
+        source = _plain_scan(self._con, statement)
+        if source is None:
+            return None
+        path = [p for p in source if p]
+        if len(path) == 1 and path[0] in self._parquet_rows:
+            return self._parquet_rows[path[0]]
+        cursor = self._con.cursor()
+        try:
+            views = cursor.execute(
+                "SELECT count(*) FROM duckdb_views() WHERE NOT internal AND lower(view_name) = lower(?)",
+                [path[-1]],
+            ).fetchone()
+            if views is None or views[0]:
+                return None
+            row = cursor.execute(f"SELECT count(*) FROM {'.'.join(_ident(p) for p in path)}").fetchone()
+        except duckdb.Error:
+            return None
+        finally:
+            cursor.close()
+        return int(row[0]) if row else None
 
     def load_catalog(self) -> Catalog:
         return catalog.with_row_counts(catalog.load_catalog(self.catalog_rows), self._parquet_rows)
@@ -320,6 +350,43 @@ def _fetch(cursor: duckdb.DuckDBPyConnection, statement: str, cap: int | None) -
     if seen > cap:
         return table.slice(0, cap), True
     return table, False
+
+
+def _plain_scan(con: duckdb.DuckDBPyConnection, statement: str) -> tuple[str, str, str] | None:
+    """(catalog, schema, table) when DuckDB's parser sees a plain scan of one table, else None."""
+    cursor = con.cursor()
+    try:
+        row = cursor.execute("SELECT json_serialize_sql(?)", [statement]).fetchone()
+    except duckdb.Error:
+        return None
+    finally:
+        cursor.close()
+    try:
+        tree = json.loads(row[0]) if row else {}
+        [only] = tree["statements"]
+        node = only["node"]
+        source = node["from_table"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    plain = (
+        node.get("type") == "SELECT_NODE"
+        and not node.get("cte_map", {}).get("map")
+        and all(m.get("type") == "ORDER_MODIFIER" for m in node.get("modifiers", []))
+        and all(e.get("class") in ("STAR", "COLUMN_REF") for e in node.get("select_list", []))
+        and all(node.get(k) is None for k in ("where_clause", "having", "qualify", "sample"))
+        and not node.get("group_expressions")
+        and node.get("aggregate_handling") == "STANDARD_HANDLING"
+        and source.get("type") == "BASE_TABLE"
+        and source.get("sample") is None
+        and source.get("at_clause") is None
+    )
+    if not plain:
+        return None
+    return (
+        str(source.get("catalog_name") or ""),
+        str(source.get("schema_name") or ""),
+        str(source["table_name"]),
+    )
 
 
 def _tables_of(
