@@ -349,3 +349,17 @@ def test_year_axes_read_as_years() -> None:
     text = _chart("select range + 2013 as year, range % 3 as n from range(6)", "line", "year", ("n",))
     axis = text.splitlines()[-2]
     assert "2013" in axis and "2013.75" not in axis and "2,013" not in axis, axis
+
+
+def test_listings_and_cards_align_wide_names(noisy: Path) -> None:
+    from rich.cells import cell_len
+
+    with Database.open([str(noisy)], Settings()) as db:
+        shell = Shell(load_catalog(db), db)
+        listing = shell.run("ls -l main").output.splitlines()
+        card = shell.run("cat 航空会社").output.splitlines()
+    kinds = [cell_len(line[: line.rindex("table  ")]) for line in listing if "table  " in line]
+    assert len(kinds) == 2 and len(set(kinds)) == 1, listing
+    columns = [line for line in card if line.startswith("  ") and ("VARCHAR" in line or "INTEGER" in line)]
+    types = [cell_len(line[: line.index("VARCHAR" if "VARCHAR" in line else "INTEGER")]) for line in columns]
+    assert len(types) == 2 and len(set(types)) == 1, card

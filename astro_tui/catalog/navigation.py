@@ -44,12 +44,12 @@ def _long_rows(nodes: list[tuple[str, Node]]) -> list[str]:
         else:
             tables = node.last - node.first
             rows.append((name, node.kind, count_text(tables, "table"), "", node.comment or ""))
-    name_w = max((len(r[0]) for r in rows), default=0)
+    name_w = max((cell_len(r[0]) for r in rows), default=0)
     kind_w = max((len(r[1]) for r in rows), default=0)
     size_w = max((len(r[2]) for r in rows), default=0)
     cols_w = max((len(r[3]) for r in rows), default=0)
     return [
-        f"{n:<{name_w}}  {k:<{kind_w}}  {s:>{size_w}}  {c:>{cols_w}}  {_first_line(m)}".rstrip()
+        f"{pad(n, name_w)}  {k:<{kind_w}}  {s:>{size_w}}  {c:>{cols_w}}  {_first_line(m)}".rstrip()
         for n, k, s, c, m in rows
     ]
 
