@@ -164,11 +164,14 @@ async def test_run_sql_reports_truncation(tmp_path: Path) -> None:
         context = ToolContext(
             db, load_catalog(db), db.settings, Workspace(), ContextNotes(tmp_path, "capped")
         )
-        outcome = await call(build_registry(context), "run_sql", sql="SELECT * FROM sales.orders")
+        registry = build_registry(context)
+        outcome = await call(registry, "run_sql", sql="SELECT * FROM sales.orders")
+        filtered = await call(registry, "run_sql", sql="SELECT * FROM sales.orders WHERE id > 1")
     finally:
         db.close()
     assert outcome.ok and outcome.result is not None and outcome.result.truncated
-    assert "truncated: the query returned more than 10 rows" in outcome.content
+    assert "truncated: the query returned 100 rows" in outcome.content  # a plain scan: counted cheaply
+    assert "truncated: the query returned more than 10 rows" in filtered.content
 
 
 @pytest.mark.parametrize(
