@@ -177,7 +177,11 @@ def test_parquet_targets_are_tables_with_row_counts(tmp_path: Path) -> None:
     con.close()
     with Database.open([str(tmp_path / "p0.parquet"), str(tmp_path / "p*.parquet")], Settings()) as db:
         tables = {t.name: t for s in db.load_catalog().schemas for t in s.tables}
+        catalog = db.load_catalog()
+        shell = Shell(load_catalog(db), db)
+        assert shell.run("cat p0").exit_code == 0 and shell.run("sample -n 2 p").exit_code == 0
     assert {n: (t.kind, t.row_count) for n, t in tables.items()} == {"p0": ("table", 3), "p": ("table", 7)}
+    assert catalog.find_table("p0") is not None and catalog.find_table("main.p") is not None
 
 
 def test_bare_names_work_in_the_shell_when_there_is_one_schema(flights: Path) -> None:

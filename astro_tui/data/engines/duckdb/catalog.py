@@ -146,4 +146,4 @@ def with_row_counts(cat: Catalog, counts: dict[str, int], shim: str = "targets")
         return t if n is None else dataclasses.replace(t, kind="table", row_count=n)
 
     schemas = tuple(dataclasses.replace(s, tables=tuple(table(t) for t in s.tables)) for s in cat.schemas)
-    return dataclasses.replace(cat, schemas=schemas)
+    return Catalog(schemas, cat.databases)  # not replace(): that would copy the filled lookup indexes
