@@ -154,6 +154,7 @@ def test_a_glob_over_the_same_columns_is_one_table_by_name(tmp_path: Path) -> No
         ("blank.csv", "\n\n  \n", "the file is empty"),
         ("header.csv", "a,b\n", "no rows"),
         ("empty.json", "", "the file is empty"),
+        ("list.json", "[]", "no rows: nothing to open"),
     ],
 )
 def test_what_is_not_data_is_refused_with_one_line(tmp_path: Path, name: str, text: str, says: str) -> None:

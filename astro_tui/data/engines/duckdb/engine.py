@@ -226,7 +226,8 @@ class DuckDBEngine(Engine):
                 _check_not_prose(spec, [str(c[0]) for c in columns])
             count = con.execute(f"SELECT count(*) FROM {_ident(name)}").fetchone()
             if count is not None and count[0] == 0:
-                raise TargetError(f"{spec}: no rows (only a header): nothing to open")
+                what = "no rows (only a header)" if target.kind == "csv" else "no rows"
+                raise TargetError(f"{spec}: {what}: nothing to open")
         comment = f"from {spec}"
         con.execute(f"COMMENT ON {verb} {_ident(name)} IS {_literal(comment)}")
 
