@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import re
 from typing import Any
 
 from rich.cells import cell_len, set_cell_size
@@ -31,10 +32,16 @@ def number_text(value: float | int | decimal.Decimal, *, grouping: bool = True, 
     return f"{value:,}" if grouping else str(value)
 
 
+_PLAIN_WORDS = {"id", "year", "yr", "code", "zip", "no", "nr", "key", "number", "num"}
+
+
 def groups_digits(column: str) -> bool:
-    """Ids, codes and years read wrong with separators (`order_id 1,056`, `year 2,004`)."""
-    name = column.lower()
-    return not (name == "id" or name.endswith(("_id", "id", "year", "_code", "zip", "_no")) or "year" in name)
+    """Ids, codes and years read wrong with separators (`order_id 1,056`, `year 2,004`);
+    the column name's last word says which (`order_id`, `orderId`, `fiscal_year`), so
+    `amount_paid` is still grouped."""
+    words = re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", column)
+    last = words[-1].lower() if words else ""
+    return last not in _PLAIN_WORDS and "year" not in (w.lower() for w in words)
 
 
 def cell_text(value: Any, *, max_chars: int | None = None, grouping: bool = True) -> str:
