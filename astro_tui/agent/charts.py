@@ -77,7 +77,7 @@ def build_chart_spec(
     if kind == "hist":
         if not _numeric(schema.field(x_name).type):
             raise ChartError(f"hist bins the x column, which must be numeric; '{x_name}' is not")
-        distinct = pc_count_distinct(result.table.column(x_name))
+        distinct = _distinct_count(result.table.column(x_name))
         if distinct < 2:
             raise ChartError(
                 f"a histogram of '{x_name}' would be one bar: it holds {distinct} distinct value(s); "
@@ -113,7 +113,7 @@ def _maybe(result: QueryResult, name: str) -> str | None:
         return None
 
 
-def pc_count_distinct(column: pa.ChunkedArray) -> int:
+def _distinct_count(column: pa.ChunkedArray) -> int:
     import pyarrow.compute as pc
 
     return int(pc.count_distinct(column, mode="only_valid").as_py())
