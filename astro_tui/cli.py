@@ -38,10 +38,54 @@ class _DefaultGroup(click.Group):
             exc.show()
             sys.exit(exc.exit_code)
 
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Every option of every command, so `astro --help` is the whole reference."""
+        super().format_options(ctx, formatter)
+        self.format_commands(ctx, formatter)
+        for name, command in sorted(self.commands.items(), key=lambda kv: kv[0] != "open"):
+            _command_options(ctx, name, command, formatter)
+        with formatter.section("Settings"):
+            formatter.write_text(
+                "Defaults, then the config file, then the environment (OPENAI_API_KEY, "
+                "OPENAI_BASE_URL, ASTRO_MODEL), then flags; `astro config` shows each value "
+                "and where it came from."
+            )
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        if getattr(ctx, "_astro_commands_done", False):
+            return
+        ctx._astro_commands_done = True  # type: ignore[attr-defined]
+        super().format_commands(ctx, formatter)
+
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
             args = ["open", *args]
         return super().parse_args(ctx, args)
+
+
+def _command_options(
+    parent: click.Context, name: str, command: click.Command, formatter: click.HelpFormatter
+) -> None:
+    sub = click.Context(command, info_name=name, parent=parent)
+    usage = " ".join(command.collect_usage_pieces(sub))
+    title = "astro [OPTIONS] [TARGET]... (the app)" if name == "open" else f"astro {name} {usage}"
+    rows = [
+        record
+        for param in command.get_params(sub)
+        if isinstance(param, click.Option) and "--help" not in param.opts
+        for record in [param.get_help_record(sub)]
+        if record is not None
+    ]
+    if isinstance(command, click.Group):
+        for child_name, child in command.commands.items():
+            child_ctx = click.Context(child, info_name=child_name, parent=sub)
+            pieces = " ".join(child.collect_usage_pieces(child_ctx))
+            rows.append((f"{child_name} {pieces}", child.get_short_help_str(80)))
+    with formatter.section(title):
+        if rows:
+            formatter.write_dl(rows)
+        else:
+            formatter.write_text("(no options)")
 
 
 def _model_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -67,7 +111,7 @@ def _settings(**flags: Any) -> Settings:
 def _fail(message: str, code: int = EXIT_FAILURE) -> NoReturn:
     from astro_tui.data.text_table import inert
 
-    click.echo(f"astro: {inert(message, keep_newlines=False)}", err=True)
+    click.echo(f"astro: {inert(message)}", err=True)
     sys.exit(code)
 
 
@@ -248,23 +292,45 @@ def ask(question: str, targets: tuple[str, ...], json_output: bool, **flags: Any
 
 
 @main.group(invoke_without_command=True)
+@_model_options
+@_limit_options
 @click.pass_context
-def config(ctx: click.Context) -> None:
-    """Show the effective settings and where they come from."""
+def config(ctx: click.Context, **flags: Any) -> None:
+    """Show the effective settings and where each comes from (default, file, environment, flag).
+
+    Later sources win: defaults, then the config file, then the environment
+    (OPENAI_API_KEY, OPENAI_BASE_URL, ASTRO_MODEL), then flags.
+    """
     if ctx.invoked_subcommand is not None:
         return
-    settings = _settings()
-    click.echo(f"config file: {config_path()}{'' if config_path().exists() else ' (not created)'}")
+    from astro_tui.config import setting_sources
+    from astro_tui.data.text_table import inert
     from astro_tui.data.urls import redact_url
 
+    settings = _settings(**flags)
+    mapping = {"timeout": "query_timeout_s", "max_rows": "row_cap"}
+    try:
+        sources = setting_sources({mapping.get(k, k): v for k, v in flags.items()})
+    except ConfigError as exc:
+        _fail(str(exc), EXIT_USAGE)
+    path = config_path()
+    click.echo(f"config file: {path}{'' if path.exists() else ' (not created)'}")
+    rows: list[tuple[str, str, str]] = []
     for name, value in settings.as_dict().items():
         if name == "connections":
             continue
         if name == "api_key":
             value = "(set)" if value else "(not set)"
-        click.echo(f"{name} = {value if value is not None else '(not set)'}")
+        elif name == "base_url" and value:
+            value = redact_url(value)
+        shown = value if value is not None else "(not set)"
+        rows.append((name, inert(str(shown), keep_newlines=False), sources[name]))
     for name, url in sorted(settings.connections.items()):
-        click.echo(f"connection @{name} = {redact_url(url)}")
+        rows.append((f"connection @{name}", inert(redact_url(url), keep_newlines=False), "file"))
+    key_width = max(len(r[0]) for r in rows)
+    value_width = min(40, max(len(r[1]) for r in rows))
+    for name, value, source in rows:
+        click.echo(f"{name.ljust(key_width)} = {value.ljust(value_width)}  ({source})")
 
 
 @config.command("set")

@@ -6,7 +6,6 @@ nothing below the CLI reads the environment on its own.
 
 from __future__ import annotations
 
-import json
 import os
 import tomllib
 from dataclasses import dataclass, field, fields
@@ -179,35 +178,44 @@ def _settings_from(values: dict[str, Any]) -> Settings:
 
 
 def write_setting(key: str, value: Any, *, path: Path | None = None) -> Path:
-    """Persist one key (e.g. the theme) atomically, mode 0600 since the file may hold a key."""
+    """Persist one key (e.g. the theme) atomically, mode 0600 since the file may hold a key.
+
+    The file is edited, not regenerated: tomlkit keeps the user's comments, order
+    and layout, and only the one value changes.
+    """
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+
     from astro_tui.files import atomic_write_text
 
     target = path or config_path()
-    data = _read_file(target)
-    data[key] = value
-    _settings_from(data)
-    atomic_write_text(target, _dump_toml(data), mode=0o600)
+    try:
+        text = target.read_text(encoding="utf-8") if target.exists() else ""
+        doc = tomlkit.parse(text)
+    except (OSError, TOMLKitError) as exc:
+        raise ConfigError(f"config file {target}: {exc}") from None
+    doc[key] = value
+    _settings_from(doc.unwrap())
+    atomic_write_text(target, tomlkit.dumps(doc), mode=0o600)
     return target
 
 
-def _dump_toml(data: dict[str, Any]) -> str:
-    """Flat `key = value` TOML (our settings have no tables); a JSON string is a valid
-    TOML basic string, escapes and all, so no value can break the file."""
-    lines = []
-    tables = {k: v for k, v in data.items() if isinstance(v, dict)}
-    for key, value in sorted(data.items()):
-        if key in tables:
-            continue
-        if isinstance(value, bool):
-            text = "true" if value else "false"
-        elif isinstance(value, int | float):
-            text = repr(value)
-        else:
-            text = json.dumps(str(value), ensure_ascii=True)
-        lines.append(f"{key} = {text}")
-    for key, table in sorted(tables.items()):
-        for name, entry in sorted(table.items()):
-            url = entry.get("url") if isinstance(entry, dict) else entry
-            url_text = json.dumps(str(url), ensure_ascii=True)
-            lines += ["", f"[{key}.{json.dumps(str(name))}]", f"url = {url_text}"]
-    return "\n".join(lines) + "\n"
+def setting_sources(
+    flags: dict[str, Any] | None = None,
+    *,
+    environ: dict[str, str] | None = None,
+    path: Path | None = None,
+) -> dict[str, str]:
+    """Where each setting's effective value comes from: default, file, environment VAR or flag;
+    the same precedence as `load_settings`."""
+    env = dict(os.environ) if environ is None else environ
+    sources = dict.fromkeys(_FIELD_KINDS, "default")
+    for name in _read_file(path or config_path()):
+        sources[name] = "file"
+    for var, name in ENV_VARS.items():
+        if env.get(var):
+            sources[name] = f"environment {var}"
+    for name, value in (flags or {}).items():
+        if value is not None:
+            sources[name] = "flag"
+    return sources

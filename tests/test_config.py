@@ -57,10 +57,71 @@ def test_astro_config_shows_and_sets(monkeypatch: pytest.MonkeyPatch) -> None:
     saved = runner.invoke(main, ["config", "set", "model", "qwen2.5-coder:7b"])
     assert saved.exit_code == 0 and str(config_path()) in saved.stdout
     shown = runner.invoke(main, ["config"])
-    assert "model = qwen2.5-coder:7b" in shown.stdout
-    assert "api_key = (set)" in shown.stdout
+    lines = {
+        line.split(" = ")[0].strip(): line.split(" = ")[1].split() for line in shown.stdout.splitlines()[1:]
+    }
+    assert lines["model"] == ["qwen2.5-coder:7b", "(file)"]
+    assert lines["api_key"] == ["(set)", "(environment", "OPENAI_API_KEY)"]
     assert "sk-secret-value" not in shown.stdout
     bad = runner.invoke(main, ["config", "set", "row_cap", "lots"])
     assert bad.exit_code == 2 and bad.stderr.startswith("astro: ")
     unknown = runner.invoke(main, ["config", "set", "colour", "blue"])
     assert unknown.exit_code == 2 and "unknown setting" in unknown.stderr
+
+
+def test_config_writes_keep_the_users_comments_and_layout(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    text = (
+        "# my astro settings\n"
+        'model = "gpt-x"  # the team model\n'
+        "\n"
+        "# keep queries short\n"
+        "query_timeout_s = 10.0\n"
+        "\n"
+        "[connections.prod]\n"
+        "# read replica\n"
+        'url = "postgresql://replica/db"\n'
+    )
+    path.write_text(text)
+    write_setting("theme", "nord", path=path)
+    write_setting("theme", "gruvbox", path=path)
+    write_setting("query_timeout_s", 12.5, path=path)
+    after = path.read_text()
+    for kept in ("# my astro settings", "# the team model", "# keep queries short", "# read replica"):
+        assert kept in after
+    assert after.index('theme = "gruvbox"') < after.index("[connections.prod]")
+    assert after.count("theme =") == 1 and "query_timeout_s = 12.5" in after
+    assert path.stat().st_mode & 0o777 == 0o600
+    settings = load_settings(environ={}, path=path)
+    assert settings.theme == "gruvbox" and settings.connections == {"prod": "postgresql://replica/db"}
+
+
+def test_astro_config_says_where_each_value_came_from(monkeypatch: pytest.MonkeyPatch) -> None:
+    config_path().parent.mkdir(parents=True, exist_ok=True)
+    config_path().write_text("row_cap = 500\n")
+    monkeypatch.setenv("ASTRO_MODEL", "from-env")
+    shown = CliRunner().invoke(main, ["config", "--timeout", "5"])
+    assert shown.exit_code == 0, shown.output
+    lines = {
+        line.split(" = ")[0].strip(): line.split(" = ")[1].split() for line in shown.stdout.splitlines()[1:]
+    }
+    assert lines["row_cap"] == ["500", "(file)"]
+    assert lines["model"] == ["from-env", "(environment", "ASTRO_MODEL)"]
+    assert lines["query_timeout_s"] == ["5.0", "(flag)"]
+    assert lines["threads"] == ["2", "(default)"]
+
+
+def test_astro_help_lists_every_option_of_every_command() -> None:
+    import click
+
+    from astro_tui.cli import main as group
+
+    text = CliRunner().invoke(main, ["--help"]).stdout
+    assert group.commands, "no commands"
+    for name, command in group.commands.items():
+        assert name == "open" or f"astro {name}" in text, name
+        for param in command.params:
+            if isinstance(param, click.Option):
+                for opt in param.opts:
+                    assert opt in text, f"{name}: {opt}"
+    assert "astro config" in text and "where it came from" in text

@@ -60,7 +60,8 @@ async def collect(agent: Agent, question: str) -> list[AgentEvent]:
 
 def is_refusal(content: str) -> bool:
     """A reason the model can read: the guard's words, on the first line."""
-    return content.startswith(REASON_PREFIXES) and bool(content.splitlines()[0].split(": ", 1)[1])
+    first = content.splitlines()[0]
+    return first.startswith(REASON_PREFIXES) and len(first.split()) >= 3
 
 
 async def test_corpus_through_the_models_run_sql(

@@ -54,7 +54,8 @@ REQUIRED_KINDS = {
     "meta",
 }
 # A refusal names its reason: the guard's own words, or the engine's error class.
-REASON_PREFIXES = ("refused: ", "syntax error: ")
+REASON_PREFIXES = ("refused: ", "syntax error ", "syntax error: ")
+"""`syntax error at or near …` as the parser says it, or `syntax error: …` when it does not."""
 
 
 def build_watched(root: Path) -> Path:

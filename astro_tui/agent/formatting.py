@@ -69,7 +69,9 @@ def shape_text(result: QueryResult) -> str:
     rows = f"{result.row_count:,} row" + ("" if result.row_count == 1 else "s")
     cols = len(result.columns)
     text = f"{rows} × {cols} column" + ("" if cols == 1 else "s")
-    if result.truncated:
+    if result.truncated and result.total_rows is not None:
+        text += f" (truncated: the query returned {result.total_rows:,} rows)"
+    elif result.truncated:
         text += f" (truncated: the query returned more than {result.row_count:,} rows)"
     return text
 

@@ -16,6 +16,7 @@ from astro_tui.catalog.options import OptionSpec, UsageError, parse_options
 from astro_tui.catalog.runtime import EXIT_USAGE, Output, ShellContext, read_inputs
 from astro_tui.catalog.syntax import Word
 from astro_tui.catalog.vfs import Dir, File, Node, count_text
+from astro_tui.data.text_table import cell_len, cell_text, clip, groups_digits, pad, table_cells
 
 _COMMENT_WIDTH = 90
 _CELL_WIDTH = 40
@@ -43,12 +44,12 @@ def _long_rows(nodes: list[tuple[str, Node]]) -> list[str]:
         else:
             tables = node.last - node.first
             rows.append((name, node.kind, count_text(tables, "table"), "", node.comment or ""))
-    name_w = max((len(r[0]) for r in rows), default=0)
+    name_w = max((cell_len(r[0]) for r in rows), default=0)
     kind_w = max((len(r[1]) for r in rows), default=0)
     size_w = max((len(r[2]) for r in rows), default=0)
     cols_w = max((len(r[3]) for r in rows), default=0)
     return [
-        f"{n:<{name_w}}  {k:<{kind_w}}  {s:>{size_w}}  {c:>{cols_w}}  {_first_line(m)}".rstrip()
+        f"{pad(n, name_w)}  {k:<{kind_w}}  {s:>{size_w}}  {c:>{cols_w}}  {_first_line(m)}".rstrip()
         for n, k, s, c, m in rows
     ]
 
@@ -192,12 +193,11 @@ def _sample_rows(ctx: ShellContext, node: File, limit: int, out: Output, command
     if result.row_count == 0:
         out.stdout.append("(no rows)")
         return
-    header = result.columns
-    rows = [[_cell(v) for v in row] for row in result.rows()]
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-    out.stdout.append(" | ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip())
+    header, rows = table_cells(result, max_rows=result.row_count, max_cell=_CELL_WIDTH)
+    widths = [max(cell_len(h), *(cell_len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    out.stdout.append(" | ".join(pad(h, w) for h, w in zip(header, widths, strict=True)).rstrip())
     out.stdout.append("-+-".join("-" * w for w in widths))
-    out.stdout.extend(" | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows)
+    out.stdout.extend(" | ".join(pad(c, w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows)
 
 
 def _sample_column(ctx: ShellContext, node: File, column: str, limit: int, out: Output) -> None:
@@ -213,12 +213,13 @@ def _sample_column(ctx: ShellContext, node: File, column: str, limit: int, out: 
     except DataError as exc:
         out.error(f"sample: {node.path}: {exc}")
         return
-    out.stdout.extend(_cell(v) for v in values)
+    grouping = groups_digits(found.name)
+    out.stdout.extend(_cell(v, grouping) for v in values)
 
 
-def _cell(value: object) -> str:
-    text = "NULL" if value is None else " ".join(str(value).split())
-    return text if len(text) <= _CELL_WIDTH else text[: _CELL_WIDTH - 1] + "…"
+def _cell(value: object, grouping: bool) -> str:
+    text = cell_text(value, grouping=grouping)
+    return clip(" ".join(text.split()), _CELL_WIDTH)
 
 
 TREE_SPEC = OptionSpec(flags="dafF", values="L", long={"level": "L"})

@@ -3,7 +3,9 @@
 `..`, `.`, `~`, repeated and trailing slashes and paths relative to the working
 directory work as in a shell. Beyond a shell: a name matches case-insensitively
 when only one entry fits, a table file may be named without its `.table`/`.view`
-suffix, and a dotted SQL name (`sales.orders`) finds its table.
+suffix, a dotted SQL name (`sales.orders`) finds its table, and a bare table name
+(`flights`) finds the one table of that name in any schema, so a database with one
+schema (every set of files) needs no `main/` prefix.
 """
 
 from __future__ import annotations
@@ -82,11 +84,12 @@ def lookup(directory: Dir, name: str) -> Node | None:
 
 
 def _dotted(vfs: VirtualFS, path: str) -> Resolved | None:
-    """`sales.orders` typed where a path was expected."""
+    """`sales.orders`, or a bare `orders` that only one schema holds, typed where a path was expected."""
     text = path.strip()
-    if "/" in text or "." not in text.strip("."):
+    if "/" in text or text in ("", ".", "..", "~"):
         return None
-    table = vfs.catalog.find_table(text)
+    bare = text.rsplit(".", 1)[0] if text.lower().endswith(_SUFFIXES) else text
+    table = vfs.catalog.find_table(bare)
     node = vfs.node_for_table(table) if table is not None else None
     return Resolved(node, node.path) if node is not None else None
 

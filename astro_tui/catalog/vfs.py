@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from astro_tui.data.catalog_model import Catalog, Column, Table, quote_ident
+from astro_tui.data.text_table import cell_len, pad
 
 DirKind = Literal["root", "database", "schema"]
 
@@ -64,7 +65,7 @@ def _column_parts(column: Column, name_width: int, type_width: int, quote: str) 
     null = "" if column.nullable else "not null"
     prefix = (
         "  "
-        + _ident(column.name, quote).ljust(name_width)
+        + pad(_ident(column.name, quote), name_width)
         + "  "
         + column.type.ljust(type_width)
         + "  "
@@ -94,7 +95,7 @@ def render_card(table: Table, *, referenced_by: Sequence[str] = ()) -> str:
             refs[fk.columns[0].lower()] = f"{target}.{fk.ref_columns[0]}" if fk.ref_columns else target
     columns = table.columns
     q = table.identifier_quote
-    name_width = min(max((len(_ident(c.name, q)) for c in columns), default=0), _NAME_WIDTH)
+    name_width = min(max((cell_len(_ident(c.name, q)) for c in columns), default=0), _NAME_WIDTH)
     type_width = min(max((len(c.type) for c in columns), default=0), _TYPE_WIDTH)
     lines.append("columns:" if columns else "columns: (none)")
     keyed = bool(pk or refs)

@@ -18,6 +18,8 @@ class QueryResult:
     elapsed_ms: float
     row_cap: int | None = None
     description: str | None = field(default=None)
+    total_rows: int | None = None
+    """The full count of a truncated result, when the engine knew it cheaply (else None)."""
 
     @property
     def columns(self) -> list[str]:
@@ -38,8 +40,11 @@ class QueryResult:
         return table.to_pylist()
 
     def count_text(self) -> str:
-        """'12 rows', or '100,000 of more than 100,000 rows' when the cap cut it."""
+        """'12 rows', or '100,000 of 1,234,567 rows' when the cap cut it (or 'of more than
+        100,000' when the total was not cheap to know)."""
         n = self.row_count
+        if self.truncated and self.total_rows is not None and self.total_rows > n:
+            return f"{n:,} of {self.total_rows:,} rows"
         if self.truncated:
             return f"{n:,} of more than {n:,} rows"
         return f"{n:,} row" + ("" if n == 1 else "s")

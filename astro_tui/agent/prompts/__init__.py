@@ -17,6 +17,7 @@ from astro_tui.data.catalog_model import Catalog
 MAX_SCHEMAS = 50
 MAX_NOTES_CHARS = 2_500
 MAX_OUTLINE_CHARS = 500
+MAX_BARE_TABLES = 40
 
 
 @cache
@@ -60,12 +61,16 @@ def system_prompt(
 ) -> str:
     """The system prompt; its size depends on the number of schemas (capped), not of tables."""
     summary = catalog.schema_summary()
+    single = catalog.schemas[0] if len(catalog.schemas) == 1 else None
+    tables = [t.name for t in single.tables] if single is not None else []
     return (
         _template("system.md")
         .render(
             dialect=dialect,
             db_label=db_label,
             schemas=summary[:MAX_SCHEMAS],
+            tables=tables[:MAX_BARE_TABLES],
+            more_tables=max(0, len(tables) - MAX_BARE_TABLES),
             more_schemas=max(0, len(summary) - MAX_SCHEMAS),
             total_tables=sum(count for _, count in summary),
             notes=cap_notes(notes),

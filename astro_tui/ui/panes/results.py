@@ -89,10 +89,9 @@ class ResultsPane(Vertical):
         entry = ResultEntry(self._next_id, self.name_for(origin), result, origin, sql_text or result.sql)
         self._next_id += 1
         if origin.chart is not None:
-            spec = origin.chart
-            from astro_tui.ui.charting import ChartChoice
+            from astro_tui.ui.charting import choice_of
 
-            entry.chart = ChartChoice(spec.kind, spec.x, list(spec.y), spec.title or "")
+            entry.chart = choice_of(origin.chart)
             entry.chart_from_answer = True
         self.entries.append(entry)
         self._refresh_picker()

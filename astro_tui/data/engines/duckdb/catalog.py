@@ -9,6 +9,7 @@ cyclic garbage collector is paused while hundreds of thousands of them are made.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import re
 from collections import defaultdict
@@ -133,3 +134,16 @@ def _group_columns(rows: list[tuple[Any, ...]]) -> dict[tuple[Any, Any], tuple[C
     if key is not None:
         grouped[key] = tuple(current)
     return grouped
+
+
+def with_row_counts(cat: Catalog, counts: dict[str, int], shim: str = "targets") -> Catalog:
+    """Views over Parquet files show as the tables they are, with the files' own row counts."""
+    if not counts:
+        return cat
+
+    def table(t: Table) -> Table:
+        n = counts.get(t.name) if t.database in (None, shim) and t.kind == "view" else None
+        return t if n is None else dataclasses.replace(t, kind="table", row_count=n)
+
+    schemas = tuple(dataclasses.replace(s, tables=tuple(table(t) for t in s.tables)) for s in cat.schemas)
+    return Catalog(schemas, cat.databases)  # not replace(): that would copy the filled lookup indexes

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import hashlib
+import json
 import shutil
 import tempfile
 import threading
@@ -26,8 +27,17 @@ from astro_tui.data.cancel import CancelToken
 from astro_tui.data.catalog_model import Catalog
 from astro_tui.data.engines.base import Dialect, Engine
 from astro_tui.data.engines.duckdb import catalog, guard
-from astro_tui.data.engines.duckdb.targets import Target, resolve_targets
-from astro_tui.data.errors import QueryCancelled, QueryError, QueryTimeout, TargetError, one_line
+from astro_tui.data.engines.duckdb.targets import Target, file_stem, identifier, resolve_targets
+from astro_tui.data.errors import (
+    QueryCancelled,
+    QueryError,
+    QueryTimeout,
+    TargetError,
+    engine_message,
+    lock_message,
+    one_line,
+    syntax_message,
+)
 from astro_tui.data.results import QueryResult
 from astro_tui.data.watchdog import WATCHDOG, Deadline
 
@@ -86,8 +96,13 @@ class DuckDBEngine(Engine):
         self.label = label
         self.key = key
         self._shim_dir: Path | None = None
+        self._parquet_rows: dict[str, int] = {}
         try:
             self._con = self._connect()
+        except OSError as exc:
+            self._remove_shim()
+            where = f" ({exc.filename})" if exc.filename else ""
+            raise TargetError(f"cannot open the targets: {exc.strerror or exc}{where}") from None
         except BaseException:
             self._remove_shim()
             raise
@@ -142,7 +157,12 @@ class DuckDBEngine(Engine):
             con.execute("SET lock_configuration = true")
         except duckdb.Error as exc:
             con.close()
-            raise TargetError(f"cannot open targets: {one_line(exc)}") from None
+            message = one_line(exc)
+            for target in attach:
+                locked = lock_message(target.spec, message)
+                if locked and str(target.paths[0]) in message:
+                    raise TargetError(locked) from None
+            raise TargetError(f"cannot open targets: {message}") from None
         return con
 
     def _connect_file(self, path: Path, spec: str) -> duckdb.DuckDBPyConnection:
@@ -150,6 +170,9 @@ class DuckDBEngine(Engine):
             return duckdb.connect(str(path), read_only=True, config=dict(_BASE_CONFIG))
         except duckdb.Error as exc:
             message = one_line(exc)
+            locked = lock_message(spec, message)
+            if locked:
+                raise TargetError(locked) from None
             if "not a valid DuckDB database file" in message or "Corrupt" in message:
                 message = "not a DuckDB database file"
             raise TargetError(f"{spec}: {message}") from None
@@ -158,27 +181,20 @@ class DuckDBEngine(Engine):
         """A private DuckDB file holding CSV/JSON as tables and Parquet as views, opened read-only.
 
         Materialising text files means broken rows surface when opening, and the engine
-        never needs access to them again; Parquet stays lazy behind `allowed_paths`.
+        never needs access to them again; Parquet stays lazy behind `allowed_paths`, its
+        row counts read from the files' own metadata.
         """
         self._shim_dir = Path(tempfile.mkdtemp(prefix="astro-"))
         path = self._shim_dir / "targets.duckdb"
         con = duckdb.connect(str(path), config=dict(_BASE_CONFIG))
+        taken = {t.name.lower() for t in self.targets}
         try:
             for target in files:
-                paths = "[" + ", ".join(_literal(str(p)) for p in target.paths) + "]"
-                source = f"{_READERS[target.kind]}({paths})"
-                verb = "VIEW" if target.kind == "parquet" else "TABLE"
                 try:
-                    con.execute(f"CREATE {verb} {_ident(target.name)} AS SELECT * FROM {source}")
-                    if verb == "VIEW":
-                        con.execute(f"SELECT * FROM {_ident(target.name)} LIMIT 0")
-                    if target.kind == "csv":
-                        width = len(con.execute(f"DESCRIBE {_ident(target.name)}").fetchall())
-                        _check_csv_width(target, width)
-                    comment = f"from {target.spec}"
-                    con.execute(f"COMMENT ON {verb} {_ident(target.name)} IS {_literal(comment)}")
+                    for name, paths, union in _tables_of(con, target, taken):
+                        self._create(con, target, name, paths, union)
                 except duckdb.Error as exc:
-                    raise TargetError(f"{target.spec}: {one_line(exc)}") from None
+                    raise TargetError(f"{target.spec}: {engine_message(exc)}") from None
             con.execute("CHECKPOINT")
         except BaseException:
             con.close()
@@ -186,6 +202,34 @@ class DuckDBEngine(Engine):
             raise
         con.close()
         return path
+
+    def _create(
+        self, con: duckdb.DuckDBPyConnection, target: Target, name: str, paths: tuple[Path, ...], union: bool
+    ) -> None:
+        spec = target.spec if len(paths) == len(target.paths) else str(paths[0])
+        if target.kind != "parquet":
+            for file in paths:
+                _check_not_empty(file, spec)
+        listed = "[" + ", ".join(_literal(str(p)) for p in paths) + "]"
+        options = ", union_by_name = true" if union else ""
+        source = f"{_READERS[target.kind]}({listed}{options})"
+        verb = "VIEW" if target.kind == "parquet" else "TABLE"
+        con.execute(f"CREATE {verb} {_ident(name)} AS SELECT * FROM {source}")
+        if verb == "VIEW":
+            con.execute(f"SELECT * FROM {_ident(name)} LIMIT 0")
+            rows = con.execute(f"SELECT sum(num_rows) FROM parquet_file_metadata({listed})").fetchone()
+            self._parquet_rows[name] = int(rows[0] or 0) if rows else 0
+        else:
+            columns = con.execute(f"DESCRIBE {_ident(name)}").fetchall()
+            if target.kind == "csv":
+                _check_csv_width(spec, paths, len(columns))
+                _check_not_prose(spec, [str(c[0]) for c in columns])
+            count = con.execute(f"SELECT count(*) FROM {_ident(name)}").fetchone()
+            if count is not None and count[0] == 0:
+                what = "no rows (only a header)" if target.kind == "csv" else "no rows"
+                raise TargetError(f"{spec}: {what}: nothing to open")
+        comment = f"from {spec}"
+        con.execute(f"COMMENT ON {verb} {_ident(name)} IS {_literal(comment)}")
 
     def _remove_shim(self) -> None:
         if self._shim_dir is not None:
@@ -226,7 +270,9 @@ class DuckDBEngine(Engine):
                 raise QueryTimeout(f"query interrupted after the {timeout:g} s time limit") from None
             if cancel is not None and cancel.cancelled:
                 raise QueryCancelled("query cancelled") from None
-            raise QueryError(one_line(exc)) from None
+            if isinstance(exc, duckdb.ParserException):
+                raise QueryError(syntax_message(one_line(exc))) from None
+            raise QueryError(engine_message(exc)) from None
         finally:
             running.finish()
             if timer is not None:
@@ -235,10 +281,39 @@ class DuckDBEngine(Engine):
                 cancel.detach(running)
             cursor.close()
         elapsed = (time.perf_counter() - started) * 1000
-        return QueryResult(statement, table, truncated, elapsed, cap)
+        total = self._cheap_total(statement) if truncated else None
+        return QueryResult(statement, table, truncated, elapsed, cap, total_rows=total)
+
+    def _cheap_total(self, statement: str) -> int | None:
+        """The full row count of a truncated plain scan (`SELECT cols FROM table [ORDER BY]`).
+
+        Counting a base table comes from DuckDB's row-group metadata and a Parquet view's
+        from the files' footers, so it never runs the query twice; anything else (filters,
+        joins, aggregates, views over queries) keeps "more than N" rather than pay for a count.
+        """
+        source = _plain_scan(self._con, statement)
+        if source is None:
+            return None
+        path = [p for p in source if p]
+        if len(path) == 1 and path[0] in self._parquet_rows:
+            return self._parquet_rows[path[0]]
+        cursor = self._con.cursor()
+        try:
+            views = cursor.execute(
+                "SELECT count(*) FROM duckdb_views() WHERE NOT internal AND lower(view_name) = lower(?)",
+                [path[-1]],
+            ).fetchone()
+            if views is None or views[0]:
+                return None
+            row = cursor.execute(f"SELECT count(*) FROM {'.'.join(_ident(p) for p in path)}").fetchone()
+        except duckdb.Error:
+            return None
+        finally:
+            cursor.close()
+        return int(row[0]) if row else None
 
     def load_catalog(self) -> Catalog:
-        return catalog.load_catalog(self.catalog_rows)
+        return catalog.with_row_counts(catalog.load_catalog(self.catalog_rows), self._parquet_rows)
 
     def catalog_rows(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
         """Trusted metadata queries of our own (never model or user SQL), unguarded."""
@@ -278,9 +353,93 @@ def _fetch(cursor: duckdb.DuckDBPyConnection, statement: str, cap: int | None) -
     return table, False
 
 
-def _check_csv_width(target: Target, width: int) -> None:
-    """DuckDB's sniffer falls back to one column (or loses the header) on broken rows; say so."""
+def _plain_scan(con: duckdb.DuckDBPyConnection, statement: str) -> tuple[str, str, str] | None:
+    """(catalog, schema, table) when DuckDB's parser sees a plain scan of one table, else None."""
+    cursor = con.cursor()
+    try:
+        row = cursor.execute("SELECT json_serialize_sql(?)", [statement]).fetchone()
+    except duckdb.Error:
+        return None
+    finally:
+        cursor.close()
+    try:
+        tree = json.loads(row[0]) if row else {}
+        [only] = tree["statements"]
+        node = only["node"]
+        source = node["from_table"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    plain = (
+        node.get("type") == "SELECT_NODE"
+        and not node.get("cte_map", {}).get("map")
+        and all(m.get("type") == "ORDER_MODIFIER" for m in node.get("modifiers", []))
+        and all(e.get("class") in ("STAR", "COLUMN_REF") for e in node.get("select_list", []))
+        and all(node.get(k) is None for k in ("where_clause", "having", "qualify", "sample"))
+        and not node.get("group_expressions")
+        and node.get("aggregate_handling") == "STANDARD_HANDLING"
+        and source.get("type") == "BASE_TABLE"
+        and source.get("sample") is None
+        and source.get("at_clause") is None
+    )
+    if not plain:
+        return None
+    return (
+        str(source.get("catalog_name") or ""),
+        str(source.get("schema_name") or ""),
+        str(source["table_name"]),
+    )
+
+
+def _tables_of(
+    con: duckdb.DuckDBPyConnection, target: Target, taken: set[str]
+) -> list[tuple[str, tuple[Path, ...], bool]]:
+    """The tables one target becomes: a glob over files with the same columns is one table
+    (read by column name), over files with different columns one table per file."""
+    if len(target.paths) == 1:
+        return [(target.name, target.paths, False)]
+    reader = _READERS[target.kind]
+    shapes: list[frozenset[str]] = []
     for path in target.paths:
+        if target.kind != "parquet":
+            _check_not_empty(path, str(path))
+        try:
+            described = con.execute(f"DESCRIBE SELECT * FROM {reader}([{_literal(str(path))}])").fetchall()
+        except duckdb.Error as exc:
+            raise TargetError(f"{path}: {one_line(exc)}") from None
+        shapes.append(frozenset(str(c[0]).lower() for c in described))
+    if len(set(shapes)) == 1:
+        return [(target.name, target.paths, True)]
+    tables = []
+    for path in target.paths:
+        base = name = identifier(file_stem(path))
+        n = 2
+        while name.lower() in taken:
+            name, n = f"{base}_{n}", n + 1
+        taken.add(name.lower())
+        tables.append((name, (path,), False))
+    return tables
+
+
+def _check_not_empty(path: Path, spec: str) -> None:
+    """An empty file opened as a 0-row table would look like data that is not there."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(4096)
+    except OSError as exc:
+        raise TargetError(f"{spec}: cannot read ({exc.strerror or exc})") from None
+    if not head.strip():
+        raise TargetError(f"{spec}: the file is empty: nothing to open")
+
+
+def _check_not_prose(spec: str, columns: list[str]) -> None:
+    """A text file without delimiters reads as one column named after its first sentence."""
+    if len(columns) == 1 and (len(columns[0].split()) > 3 or columns[0].rstrip().endswith((".", "!", "?"))):
+        raise TargetError(f"{spec}: not delimited data (no separator found: plain text?)")
+
+
+def _check_csv_width(spec: str, paths: tuple[Path, ...], width: int) -> None:
+    """DuckDB's sniffer falls back to one column (or loses the header) on broken rows; say so."""
+    for path in paths:
         if path.suffix.lower() in (".gz", ".zst"):
             continue
         with path.open(encoding="utf-8", errors="replace", newline="") as fh:
@@ -288,7 +447,7 @@ def _check_csv_width(target: Target, width: int) -> None:
         fields = max(len(next(csv.reader([first], delimiter=d), [])) for d in ",\t;|")
         if fields > 1 and fields != width:
             raise TargetError(
-                f"{target.spec}: rows do not match the header ({fields} fields in the header, "
+                f"{spec}: rows do not match the header ({fields} fields in the header, "
                 f"{width} read): the file has broken rows"
             )
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import duckdb
 
-from astro_tui.data.errors import GuardError, one_line
+from astro_tui.data.errors import GuardError, one_line, syntax_message
 
 _READ_ONLY_TYPES = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}
 
@@ -128,7 +128,7 @@ def check(sql: str) -> str:
     try:
         statements = duckdb.extract_statements(sql)
     except duckdb.Error as exc:
-        raise GuardError(f"syntax error: {one_line(exc).removeprefix('Parser Error: ')}") from None
+        raise GuardError(syntax_message(one_line(exc))) from None
     if not statements:
         raise GuardError("refused: empty SQL")
     if len(statements) != 1:

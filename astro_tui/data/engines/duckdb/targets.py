@@ -60,8 +60,7 @@ def _resolve(spec: str) -> Target:
         kinds = {_kind_of(p) for p in paths}
         if len(kinds) != 1 or "duckdb" in kinds:
             raise TargetError(f"{spec}: a glob must match data files of one kind (CSV, Parquet or JSON)")
-        stem = _stem(Path(re.sub(r"[*?\[\]]+", "", Path(spec).name) or "files"))
-        return Target(spec, kinds.pop(), paths, _identifier(stem or "files"))
+        return Target(spec, kinds.pop(), paths, identifier(_glob_name(spec)))
     path = Path(spec).expanduser()
     if not path.exists():
         raise TargetError(f"{spec}: no such file")
@@ -73,8 +72,17 @@ def _resolve(spec: str) -> Target:
     except OSError as exc:
         raise TargetError(f"{spec}: cannot read ({exc.strerror or exc})") from None
     kind = _kind_of(path, head)
-    name = path.stem if kind == "duckdb" else _stem(path)
-    return Target(spec, kind, (path.resolve(),), _identifier(name))
+    name = path.stem if kind == "duckdb" else file_stem(path)
+    return Target(spec, kind, (path.resolve(),), identifier(name))
+
+
+def _glob_name(spec: str) -> str:
+    """`sales_*.csv` is "sales"; `csv/*.csv` is "csv", named from the folder."""
+    stem = file_stem(Path(re.sub(r"[*?\[\]]+", "", Path(spec).name) or "x")).strip("_-. ")
+    if stem and not Path(stem).suffix and f".{stem.lower()}" not in _FILE_KINDS:
+        return stem
+    folders = [p for p in Path(spec).parent.parts if not glob.has_magic(p) and p not in ("/", ".", "..")]
+    return folders[-1] if folders else "files"
 
 
 def _kind_of(path: Path, head: bytes | None = None) -> TargetKind:
@@ -93,14 +101,14 @@ def _kind_of(path: Path, head: bytes | None = None) -> TargetKind:
     raise TargetError(f"{path}: unknown file type (expected .duckdb, .csv, .parquet or .json)")
 
 
-def _stem(path: Path) -> str:
+def file_stem(path: Path) -> str:
     name = path.name
     for suffix in reversed(path.suffixes):
         name = name.removesuffix(suffix)
     return name.rstrip("_-. ") or path.name
 
 
-def _identifier(name: str) -> str:
+def identifier(name: str) -> str:
     """Table names a user can type without quotes; the original file name stays in `spec`."""
     cleaned = re.sub(r"\W+", "_", name).strip("_").lower()
     if not cleaned or cleaned[0].isdigit():

@@ -31,7 +31,7 @@ from typing import Any
 
 from pglast import parser as pg_parser
 
-from astro_tui.data.errors import GuardError
+from astro_tui.data.errors import GuardError, syntax_message
 
 _READ_ONLY_KINDS = {"SelectStmt", "ExplainStmt", "VariableShowStmt"}
 _WRITING_NODES = {
@@ -158,7 +158,7 @@ def check(sql: str) -> str:
     try:
         tree = json.loads(pg_parser.parse_sql_json(sql))
     except pg_parser.ParseError as exc:
-        raise GuardError(f"syntax error: {exc.args[0] if exc.args else exc}") from None
+        raise GuardError(syntax_message(str(exc.args[0] if exc.args else exc))) from None
     except (UnicodeError, ValueError):
         raise GuardError("refused: the SQL is not valid Unicode text") from None
     statements = tree.get("stmts", [])
