@@ -30,6 +30,7 @@ is a parser's opinion, the principal is the server's.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterable
 
@@ -39,6 +40,8 @@ from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
 from astro_tui.data.errors import GuardError
+
+logging.getLogger("sqlglot").setLevel(logging.ERROR)  # its "falling back to a command" notes reach stderr
 
 MAX_SQL_CHARS = 200_000
 MAX_DEPTH = 200
