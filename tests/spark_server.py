@@ -1,12 +1,13 @@
 """A real Spark Connect server for the test session: local[2], a free port, a temp dir removed after.
 
-The server wants a token (`spark.connect.authenticate.token`), so wrong
-credentials can be tried on the same server. The server is the one the `pyspark` wheel ships (`jars/spark-connect_*.jar`,
-started by `spark-submit --class …SparkConnectServer`), so no jar is fetched from
-Maven. It runs in its own directory with its own warehouse and Derby home, a
-small heap, no UI and two shuffle partitions, so one start costs a few seconds of
-the suite. Tests and fixtures reach it with the Spark Connect client
-(`SparkServer.session()`), which is also how the dataset is loaded.
+The server is the one the `pyspark` wheel ships (`jars/spark-connect_*.jar`,
+started by `spark-submit --class …SparkConnectServer`), so no jar is fetched
+from Maven. It runs in its own directory with its own warehouse and Derby home,
+a small heap, no UI and two shuffle partitions, so one start costs a few
+seconds of the suite. It wants a token (`spark.connect.authenticate.token`), so
+wrong credentials can be tried on the same server. Tests and fixtures reach it
+with the Spark Connect client (`SparkServer.session()`), which is also how the
+dataset is loaded.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -168,10 +169,8 @@ def running_server(dataset: list[str] | None = None) -> Iterator[SparkServer]:
         yield server
     finally:
         if server._session is not None:
-            try:
+            with suppress(Exception):
                 server._session.stop()
-            except Exception:
-                pass
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGTERM)
             try:
@@ -217,7 +216,8 @@ _DATASET = [
     ) USING parquet COMMENT 'One row per order; amount in euros'""",
     """INSERT INTO sales.orders
     SELECT CAST(id AS INT), CAST(1 + id % 200 AS INT), date_add(DATE'2024-01-01', CAST(id % 365 AS INT)),
-           element_at(array('shipped','pending','refunded'), CAST(1 + id % 3 AS INT)), CAST(id % 97 + 0.5 AS DECIMAL(10,2))
+           element_at(array('shipped','pending','refunded'), CAST(1 + id % 3 AS INT)),
+           CAST(id % 97 + 0.5 AS DECIMAL(10,2))
     FROM range(1, 1501) AS r(id)""",
     "ANALYZE TABLE sales.orders COMPUTE STATISTICS",
     """CREATE VIEW sales.big_orders COMMENT 'Orders over 50 euros'

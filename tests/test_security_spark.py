@@ -40,7 +40,17 @@ def spark(spark_server: SparkServer) -> Iterator[Database]:
 def test_corpus_is_large_and_varied() -> None:
     assert len(CORPUS) >= 40
     kinds = {e["kind"] for e in CORPUS}
-    assert {"write", "ddl", "files", "reflection", "program", "session", "cache", "resource", "trick"} <= kinds
+    assert {
+        "write",
+        "ddl",
+        "files",
+        "reflection",
+        "program",
+        "session",
+        "cache",
+        "resource",
+        "trick",
+    } <= kinds
 
 
 def test_guard_refuses_the_whole_corpus_before_sending_and_nothing_changes(

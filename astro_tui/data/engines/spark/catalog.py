@@ -50,9 +50,7 @@ def load_catalog(source: Source) -> Catalog:
     with ThreadPoolExecutor(max_workers=_WORKERS, thread_name_prefix="astro-spark-catalog") as pool:
         listed = list(pool.map(lambda db: _database(source, db), databases))
         batches = [
-            entries[i : i + _BATCH]
-            for _, _, entries in listed
-            for i in range(0, len(entries), _BATCH)
+            entries[i : i + _BATCH] for _, _, entries in listed for i in range(0, len(entries), _BATCH)
         ]
         columns: dict[tuple[str, str], tuple[Column, ...]] = {}
         for found in pool.map(lambda batch: _columns(source, batch), batches):
@@ -88,11 +86,15 @@ def _database(source: Source, db: str) -> tuple[str, str | None, list[_Entry]]:
     try:
         listed = source.rows(f"SHOW TABLE EXTENDED IN {quoted} LIKE '*'")
     except QueryError:  # catalogs without the extended form: names only, columns counted one by one
-        return db, comment, [
-            _Entry(db, str(r[1]), "table", None, None, None)
-            for r in source.rows(f"SHOW TABLES IN {quoted}")
-            if not r[2]
-        ]
+        return (
+            db,
+            comment,
+            [
+                _Entry(db, str(r[1]), "table", None, None, None)
+                for r in source.rows(f"SHOW TABLES IN {quoted}")
+                if not r[2]
+            ],
+        )
     entries = []
     for _ns, name, temporary, info in listed:
         if temporary:
@@ -122,7 +124,9 @@ def _columns(source: Source, batch: Sequence[_Entry]) -> dict[tuple[str, str], t
         aliases = [f"astro_t{n}" for n in range(len(batch))]
         sql = "SELECT {} FROM {}".format(
             ", ".join(f"{a}.*" for a in aliases),
-            ", ".join(f"{_quote(e.database)}.{_quote(e.name)} AS {a}" for e, a in zip(batch, aliases, strict=True)),
+            ", ".join(
+                f"{_quote(e.database)}.{_quote(e.name)} AS {a}" for e, a in zip(batch, aliases, strict=True)
+            ),
         )
         try:
             fields = list(source.schema(sql).fields)

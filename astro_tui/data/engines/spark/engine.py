@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.util
 import logging
 import os
 import re
@@ -66,6 +67,9 @@ DIALECT = Dialect(
         "string literals use backslash escapes. Integer division `/` returns a double; `div` truncates."
     ),
 )
+
+if importlib.util.find_spec("pyspark") is None:  # found without importing it: the dispatch names the package
+    raise ImportError("the Spark Connect client is not installed", name="pyspark-client")
 
 _INTERRUPT_EVERY_S = 0.1
 _INTERRUPT_ATTEMPTS = 50
@@ -106,7 +110,10 @@ class _Running:
         self._spawn(_INTERRUPT_ATTEMPTS)
 
     def _spawn(self, attempts: int) -> None:
-        threading.Thread(target=self._send, args=(attempts,), name="astro-spark-interrupt", daemon=True).start()
+        thread = threading.Thread(
+            target=self._send, args=(attempts,), name="astro-spark-interrupt", daemon=True
+        )
+        thread.start()
 
     def _send(self, attempts: int) -> None:
         with self._lock:

@@ -8,6 +8,7 @@ kept is Spark's sentence, or what the status means for the connection.
 
 from __future__ import annotations
 
+import contextlib
 import re
 
 _SQLSTATE_TAIL = re.compile(r"\s*SQLSTATE: [0-9A-Z]{5}.*$", re.S)
@@ -47,10 +48,8 @@ def message(exc: BaseException) -> str:
         return f"the server cannot be reached: {_flatten(reason)}"
     get = getattr(exc, "getMessage", None)
     if callable(get):
-        try:
+        with contextlib.suppress(Exception):
             text = str(get())
-        except Exception:
-            pass
     first = text.strip().split("\n", 1)[0] if text.strip() else type(exc).__name__
     return _flatten(_SQLSTATE_TAIL.sub("", first).rstrip(" ;.") + ".") if first else type(exc).__name__
 

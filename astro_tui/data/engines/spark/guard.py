@@ -298,7 +298,9 @@ def _check_function(func: exp.Func, user_functions: set[str]) -> None:
         if why:
             raise GuardError(f"refused: {name}() reaches outside the catalog ({why})")
         if name in user_functions:
-            raise GuardError(f"refused: {name}() is a user-defined function, whose code the guard cannot read")
+            raise GuardError(
+                f"refused: {name}() is a user-defined function, its code is out of the guard's sight"
+            )
 
 
 def _function_names(func: exp.Func) -> list[str]:
