@@ -5,9 +5,10 @@ Databases of the current catalog become the schemas under `/`. Per database,
 comment, statistics ("… bytes, N rows" once ANALYZE TABLE has run: the row
 estimate) and column count; `DESCRIBE DATABASE` its comment. Column names,
 types, nullability and comments come from ONE analysis per batch of tables:
-the schema of `SELECT a0.*, a1.*, … FROM t0 a0, t1 a1, …` (analyzed, never run)
-is every table's columns in order, comments included, and is cut by the column
-counts. A batch that fails to analyze (a view over a dropped table) is split
+the schema of the tables' cross join (a plan built by the client, analyzed,
+never run) is every table's columns in order, comments included, and is cut by
+the column counts. Batches are small (the analyzer's cost grows faster than the
+number of relations in one plan) and run side by side. A batch that fails to analyze (a view over a dropped table) is split
 until the broken table is alone; it is then shown without columns.
 Databases are read side by side. Temporary views are not shown.
 """
@@ -23,7 +24,7 @@ from typing import Any, Protocol
 from astro_tui.data.catalog_model import Catalog, Column, Schema, Table
 from astro_tui.data.errors import QueryError
 
-_BATCH = 100
+_BATCH = 20
 _WORKERS = 4
 _STATS = re.compile(r"^Statistics: .*?(\d+) rows", re.M)
 _FIELD = re.compile(r"^ \|-- ", re.M)
@@ -32,7 +33,7 @@ _FIELD = re.compile(r"^ \|-- ", re.M)
 class Source(Protocol):
     def rows(self, sql: str) -> list[tuple[Any, ...]]: ...
 
-    def schema(self, sql: str) -> Any: ...
+    def columns_of(self, tables: list[str]) -> list[Any]: ...
 
 
 @dataclass
@@ -121,15 +122,8 @@ def _columns(source: Source, batch: Sequence[_Entry]) -> dict[tuple[str, str], t
         return {}
     counted = all(e.width is not None for e in batch)
     if counted or len(batch) == 1:
-        aliases = [f"astro_t{n}" for n in range(len(batch))]
-        sql = "SELECT {} FROM {}".format(
-            ", ".join(f"{a}.*" for a in aliases),
-            ", ".join(
-                f"{_quote(e.database)}.{_quote(e.name)} AS {a}" for e, a in zip(batch, aliases, strict=True)
-            ),
-        )
         try:
-            fields = list(source.schema(sql).fields)
+            fields = source.columns_of([f"{_quote(e.database)}.{_quote(e.name)}" for e in batch])
         except QueryError:
             fields = None
         if fields is not None and len(batch) == 1:
