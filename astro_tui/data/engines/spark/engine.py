@@ -241,7 +241,14 @@ class SparkEngine(Engine):
         return QueryResult(statement, table, truncated, elapsed, cap)
 
     def _fetch(self, statement: str, cap: int | None) -> tuple[pa.Table, bool]:
-        """At most cap + 1 rows, limited on the plan: the probe row is how truncation is known."""
+        """At most cap + 1 rows, limited on the plan: the probe row is how truncation is known.
+
+        The LIMIT costs something when the result is large: Spark runs a root LIMIT
+        through one partition (a shuffle and a single-threaded Arrow conversion). Reading
+        the stream and interrupting it at cap + 1 rows was tried and dropped: the server
+        computes and buffers ahead of the reader, and a runaway query filled the driver's
+        memory (BENCHMARKS.md has the figures).
+        """
         frame = self.session.sql(statement)
         if cap is not None:
             frame = frame.limit(int(cap) + 1)
