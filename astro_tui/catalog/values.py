@@ -171,9 +171,9 @@ def _priority(table: Table, words: frozenset[str]) -> float:
     return score
 
 
-def _like_literal(keyword: str) -> str:
+def _like_literal(keyword: str, dialect: Dialect) -> str:
     escaped = keyword.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return "'%" + escaped.replace("'", "''") + "%'"
+    return dialect.literal("%" + escaped + "%")
 
 
 def _batches(plan: list[list[_Candidate]]) -> Iterator[list[list[_Candidate]]]:
@@ -207,10 +207,10 @@ def _branch(n: int, candidates: list[_Candidate], dialect: Dialect) -> str:
 def _batch_sql(batch: list[list[_Candidate]], keywords: list[str], dialect: Dialect) -> str:
     """The shortest example of each keyword per column; the SQL grows with columns, not columns × keywords."""
     union = " UNION ALL ".join(_branch(n, candidates, dialect) for n, candidates in enumerate(batch))
-    patterns = ", ".join(f"({j}, {_like_literal(k)})" for j, k in enumerate(keywords))
+    patterns = ", ".join(f"({j}, {_like_literal(k, dialect)})" for j, k in enumerate(keywords))
     return (
         f"SELECT part, col, kw, {dialect.shortest('v')} AS example FROM ({union}) AS u "
-        f"JOIN (VALUES {patterns}) AS k(kw, pattern) ON v ILIKE pattern ESCAPE '\\' "
+        f"JOIN (VALUES {patterns}) AS k(kw, pattern) ON v ILIKE pattern ESCAPE {dialect.literal(chr(92))} "
         "GROUP BY part, col, kw"
     )
 

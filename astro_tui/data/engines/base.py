@@ -42,10 +42,18 @@ class Dialect:
     text_type: str = "VARCHAR"
     shortest_template: str = "arg_min({v}, length({v}))"
     unpivot_template: str = "UNNEST(range({n})) AS col, UNNEST([{values}]) AS v"
+    backslash_escapes: bool = False
+    """Whether a backslash escapes the next character inside '…' (Spark, MySQL), not only ''."""
     hints: str = ""
 
     def quote_ident(self, name: str) -> str:
         return self.quote + name.replace(self.quote, self.quote * 2) + self.quote
+
+    def literal(self, text: str) -> str:
+        """`text` as a string literal this engine reads back unchanged."""
+        if self.backslash_escapes:
+            return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+        return "'" + text.replace("'", "''") + "'"
 
     def cast_text(self, expr: str) -> str:
         return f"CAST({expr} AS {self.text_type})"

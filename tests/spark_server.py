@@ -1,0 +1,228 @@
+"""A real Spark Connect server for the test session: local[2], a free port, a temp dir removed after.
+
+The server is the one the `pyspark` wheel ships (`jars/spark-connect_*.jar`,
+started by `spark-submit --class …SparkConnectServer`), so no jar is fetched
+from Maven. It runs in its own directory with its own warehouse and Derby home,
+a small heap, no UI and two shuffle partitions, so one start costs a few
+seconds of the suite. It wants a token (`spark.connect.authenticate.token`), so
+wrong credentials can be tried on the same server. Tests and fixtures reach it
+with the Spark Connect client (`SparkServer.session()`), which is also how the
+dataset is loaded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+_START_TIMEOUT_S = 240.0
+TOKEN = "sp4rk-T0ken-s3cret"
+
+
+def _spark_home() -> Path | None:
+    try:
+        import pyspark
+    except ImportError:
+        return None
+    home = Path(pyspark.__file__).parent
+    return home if list((home / "jars").glob("spark-connect_*.jar")) else None
+
+
+def missing() -> str | None:
+    """Why a Spark Connect server cannot start here, or None when it can."""
+    if _spark_home() is None:
+        return "the full pyspark (with jars/spark-connect_*.jar) is not installed"
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        return "Java is not installed; .ci/run installs openjdk-17-jre-headless"
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as sock:
+        sock.settimeout(0.5)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+@dataclass
+class SparkServer:
+    """Where the session's server listens, its warehouse, and a client session for fixtures."""
+
+    port: int
+    root: Path
+    warehouse: Path
+    _session: Any = field(default=None, repr=False)
+
+    @property
+    def url(self) -> str:
+        """With the token the server wants (sent over gRPC's local credentials to localhost)."""
+        return self.url_with(TOKEN)
+
+    def url_with(self, token: str | None) -> str:
+        return f"sc://localhost:{self.port}" + (f"/;token={token}" if token else "")
+
+    def session(self) -> Any:
+        if self._session is None:
+            from pyspark.sql.connect.session import SparkSession
+
+            self._session = SparkSession.builder.remote(self.url).getOrCreate()
+        return self._session
+
+    def sql(self, statement: str) -> list[tuple[Any, ...]]:
+        """Run trusted fixture SQL (may write); rows as tuples."""
+        return [tuple(r) for r in self.session().sql(statement).collect()]
+
+    def fingerprint(self) -> str:
+        """Databases, tables, their rows and every file of the warehouse: what must not change."""
+        parts = []
+        for (db,) in self.sql("SHOW DATABASES"):
+            parts.append(f"db {db}")
+            for _ns, name, temp in self.sql(f"SHOW TABLES IN `{db}`"):
+                if temp:
+                    continue
+                rows = self.sql(f"SELECT * FROM `{db}`.`{name}`")
+                digest = hashlib.sha1(repr(sorted(map(repr, rows))).encode()).hexdigest()
+                parts.append(f"table {db}.{name} {len(rows)} {digest}")
+        for path in sorted(self.root.rglob("*")):
+            if path.is_file() and "warehouse" in path.parts:
+                parts.append(f"file {path.relative_to(self.root)} {path.stat().st_size}")
+        return "\n".join(parts)
+
+
+@contextmanager
+def running_server(dataset: list[str] | None = None) -> Iterator[SparkServer]:
+    """Start a private Spark Connect server (and load `dataset`); stopped and removed on exit.
+
+    Raises RuntimeError when it cannot start. Also used by bench/bench_spark.py.
+    """
+    home = _spark_home()
+    if home is None:
+        raise RuntimeError(missing() or "no Spark")
+    root = Path(tempfile.mkdtemp(prefix="astro-spark-"))
+    warehouse = root / "warehouse"
+    port = _free_port()
+    env = dict(os.environ, SPARK_HOME=str(home), SPARK_LOCAL_IP="127.0.0.1", SPARK_LOG_DIR=str(root))
+    env.pop("SPARK_CONNECT_MODE_ENABLED", None)
+    env.pop("SPARK_REMOTE", None)
+    cmd = [
+        str(home / "bin" / "spark-submit"),
+        "--class",
+        "org.apache.spark.sql.connect.service.SparkConnectServer",
+        "--master",
+        "local[2]",
+        "--driver-memory",
+        "1g",
+        "--driver-java-options",
+        f"-Dderby.system.home={root / 'derby'} -XX:+UseSerialGC -XX:TieredStopAtLevel=1",
+        "--conf",
+        f"spark.connect.grpc.binding.port={port}",
+        "--conf",
+        "spark.connect.grpc.binding.address=127.0.0.1",
+        "--conf",
+        f"spark.sql.warehouse.dir={warehouse}",
+        "--conf",
+        f"spark.connect.authenticate.token={TOKEN}",
+        "--conf",
+        "spark.ui.enabled=false",
+        "--conf",
+        "spark.sql.shuffle.partitions=2",
+        "--conf",
+        "spark.sql.catalogImplementation=in-memory",
+        "--conf",
+        f"spark.local.dir={root / 'tmp'}",
+        "--conf",
+        "spark.driver.host=127.0.0.1",
+        "spark-internal",
+    ]
+    log = (root / "server.log").open("wb")
+    proc = subprocess.Popen(
+        cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
+    server = SparkServer(port, root, warehouse)
+    try:
+        end = time.monotonic() + _START_TIMEOUT_S
+        while not _listening(port):
+            if proc.poll() is not None or time.monotonic() > end:
+                text = (root / "server.log").read_text(errors="replace")[-3000:]
+                raise RuntimeError(f"Spark Connect did not start: {text}")
+            time.sleep(0.2)
+        for statement in _DATASET if dataset is None else dataset:
+            server.sql(statement)
+        yield server
+    finally:
+        if server._session is not None:
+            with suppress(Exception):
+                server._session.stop()
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=30)
+        log.close()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def spark_server() -> Iterator[SparkServer]:
+    """One Spark Connect server per test session; skipped (with the reason) where it cannot run."""
+    reason = missing()
+    if reason:
+        pytest.skip(reason)
+    started = time.perf_counter()
+    with running_server() as server:
+        server.startup_s = time.perf_counter() - started  # type: ignore[attr-defined]
+        yield server
+
+
+_DATASET = [
+    "CREATE DATABASE sales COMMENT 'Orders and the customers who place them'",
+    """CREATE TABLE sales.customers (
+        id INT COMMENT 'Customer number',
+        name STRING,
+        country STRING,
+        tier STRING COMMENT 'Loyalty tier: bronze, silver or platinum'
+    ) USING parquet COMMENT 'People and companies that buy from the shop'""",
+    """INSERT INTO sales.customers
+    SELECT CAST(id AS INT), concat('Customer ', id),
+           element_at(array('France','Germany','Spain','Italy'), CAST(1 + id % 4 AS INT)),
+           element_at(array('bronze','silver','platinum'), CAST(1 + id % 3 AS INT))
+    FROM range(1, 201) AS r(id)""",
+    """CREATE TABLE sales.orders (
+        id INT,
+        customer_id INT,
+        placed_on DATE,
+        status STRING COMMENT 'shipped, pending or refunded',
+        amount DECIMAL(10,2) COMMENT 'In euros'
+    ) USING parquet COMMENT 'One row per order; amount in euros'""",
+    """INSERT INTO sales.orders
+    SELECT CAST(id AS INT), CAST(1 + id % 200 AS INT), date_add(DATE'2024-01-01', CAST(id % 365 AS INT)),
+           element_at(array('shipped','pending','refunded'), CAST(1 + id % 3 AS INT)),
+           CAST(id % 97 + 0.5 AS DECIMAL(10,2))
+    FROM range(1, 1501) AS r(id)""",
+    "ANALYZE TABLE sales.orders COMPUTE STATISTICS",
+    """CREATE VIEW sales.big_orders COMMENT 'Orders over 50 euros'
+    AS SELECT * FROM sales.orders WHERE amount > 50""",
+    """CREATE TABLE default.events (id BIGINT, kind STRING COMMENT 'view or click')
+    USING parquet COMMENT 'Site events'""",
+    "INSERT INTO default.events SELECT id, IF(id % 2 = 0, 'view', 'click') FROM range(300) AS r(id)",
+]
