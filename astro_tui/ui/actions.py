@@ -29,14 +29,16 @@ class Action:
     show: bool = True
     priority: bool = False
     palette: bool = True
+    footer_group: str = ""
+    """Keys sharing one footer label (`[ ] Prev/Next`), so every key fits in 80 columns."""
 
 
 ACTIONS: tuple[Action, ...] = (
     Action("help", "f1", "Help", "Show keys and slash commands", "App"),
-    Action("focus_catalog", "f2", "Tree", "Focus the catalog tree", "Panes"),
-    Action("focus_shell", "f3", "Shell", "Focus the metadata shell", "Panes"),
-    Action("focus_question", "f4", "Ask", "Focus the question box", "Panes"),
-    Action("focus_results", "f5", "Results", "Focus the results table", "Panes"),
+    Action("focus_catalog", "f2", "Tree", "Focus the catalog tree", "Panes", footer_group="Panes"),
+    Action("focus_shell", "f3", "Shell", "Focus the metadata shell", "Panes", footer_group="Panes"),
+    Action("focus_question", "f4", "Ask", "Focus the question box", "Panes", footer_group="Panes"),
+    Action("focus_results", "f5", "Results", "Focus the results table", "Panes", footer_group="Panes"),
     Action(
         "toggle_catalog", "f6", "Side", "Show or hide the catalog pane", "Panes", show=False, priority=True
     ),
@@ -131,6 +133,7 @@ ACTIONS: tuple[Action, ...] = (
         "Show the previous result of this session",
         "Results",
         scope="results",
+        footer_group="Prev/Next",
     ),
     Action(
         "next_result",
@@ -139,6 +142,7 @@ ACTIONS: tuple[Action, ...] = (
         "Show the next result of this session",
         "Results",
         scope="results",
+        footer_group="Prev/Next",
     ),
     Action(
         "show_table_tab", "t", "Table", "Show the result as a table", "Results", scope="results", show=False
@@ -185,7 +189,15 @@ def bindings(scope: Scope) -> list[Binding]:
     """The bindings of one scope; pane widgets put these in their BINDINGS."""
     target = "" if scope == "app" else "app."
     return [
-        Binding(a.keys, target + a.name, a.label, show=a.show, priority=a.priority, tooltip=a.description)
+        Binding(
+            a.keys,
+            target + a.name,
+            a.label,
+            show=a.show,
+            priority=a.priority,
+            tooltip=a.description,
+            group=Binding.Group(a.footer_group, compact=True) if a.footer_group else None,
+        )
         for a in ACTIONS
         if a.scope == scope and a.keys
     ]

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from astro_tui.ui.charting import ChartChoice
 
 _CACHED_TABLES = 6
+_ROOMY_CHART = 12
+"""Rows below which a chart is mostly axes; the note then says f10 zooms it."""
 
 
 @dataclass
@@ -307,8 +309,10 @@ class ResultsPane(Vertical):
         choice = self.current.chart
         how = f"{choice.kind} · x {choice.x or '—'} · y {', '.join(choice.y)}" if choice else ""
         source = "from the answer" if self.current.chart_from_answer else "k kind · x / y columns"
-        self._chart_note(f"{inert(how, keep_newlines=False)}   ({source})")
         plot.display = True
+        cramped = 0 < self.query_one("#tab-chart").size.height < _ROOMY_CHART
+        room = " · f10 for room" if cramped else ""
+        self._chart_note(f"{inert(how, keep_newlines=False)}   ({source}{room})")
         charting.draw(plot.plt, message.series, width=plot.size.width or self.size.width)
         plot.refresh()
 
