@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static
-from textual.widgets._collapsible import CollapsibleTitle
+from textual.widgets.collapsible import CollapsibleTitle
 
 from astro_tui.ui.inert import inert, inert_text, one_line
 
