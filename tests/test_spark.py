@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -253,7 +254,7 @@ def test_cli_named_connection(spark_server: SparkServer, tmp_path: Path) -> None
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == ["n", "200"]
     listing = astro("config", env=env)
-    assert "connection @lake = sc://localhost:" in listing.stdout
+    assert re.search(r"connection @lake +\= sc://localhost:\d+/;token=\*\*\*", listing.stdout), listing.stdout
     assert TOKEN not in listing.stdout + listing.stderr
 
 
