@@ -231,6 +231,8 @@ async def test_small_terminals_show_result_rows_and_every_footer_key(shop_db: Pa
     place instead of squeezing three panes; the footer and top bar fit on one line."""
     from textual.widgets import Footer
 
+    from astro_tui.ui.widgets.question import QuestionInput
+
     for size in ((80, 24), (100, 30)):
         app = make_app(shop_db)
         async with app.run_test(size=size) as pilot:
@@ -240,6 +242,8 @@ async def test_small_terminals_show_result_rows_and_every_footer_key(shop_db: Pa
             await pilot.pause()
             table = app.results.table_widget
             assert table.region.height >= 4, f"{size}: {table.region} leaves no rows"
+            question = app.query_one(QuestionInput)
+            assert len(question.placeholder) < question.content_size.width, f"{size}: hint cut"
             footer = app.query_one(Footer)
             for focus in ("f4", "f5", "g"):  # the question box, then the table's keys, then the chart's
                 await pilot.press(focus)

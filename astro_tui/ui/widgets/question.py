@@ -15,7 +15,13 @@ from textual.widgets import TextArea
 from astro_tui.ui.history import History
 
 NEWLINE_KEYS = ("ctrl+j", "shift+enter", "alt+enter", "ctrl+enter")
-PLACEHOLDER = "Ask a question about the data…   (enter sends · ctrl+j new line · /help)"
+PLACEHOLDERS = (
+    "Ask a question about the data…   (enter sends · ctrl+j new line · /help)",
+    "Ask a question…   (enter sends · ctrl+j new line · /help)",
+    "Ask a question…   (enter sends · /help)",
+    "Ask a question…",
+)
+"""Longest first: the box shows the longest that fits, never a hint cut mid-word."""
 
 
 class QuestionInput(TextArea):
@@ -30,7 +36,7 @@ class QuestionInput(TextArea):
             soft_wrap=True,
             tab_behavior="focus",
             show_line_numbers=False,
-            placeholder=PLACEHOLDER,
+            placeholder=PLACEHOLDERS[0],
             highlight_cursor_line=False,
             id=id,
         )
@@ -39,6 +45,10 @@ class QuestionInput(TextArea):
     def on_mount(self) -> None:
         if not getattr(self.app, "live_clocks", True):
             self.cursor_blink = False
+
+    def on_resize(self) -> None:
+        room = self.content_size.width - 1  # the cursor's cell
+        self.placeholder = next((p for p in PLACEHOLDERS if len(p) <= room), PLACEHOLDERS[-1])
 
     async def _on_key(self, event: events.Key) -> None:
         key = event.key
