@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from textual import events
 from textual.widgets import Tree
 
 from astro_tui.config import Settings, config_path, load_settings
@@ -256,3 +257,24 @@ async def test_small_terminals_show_result_rows_and_every_footer_key(shop_db: Pa
                 await pilot.pause()
                 assert app.catalog_pane.region.width > 0 and app.results.region.width == 0
                 assert app.conversation.region.width >= 60
+
+
+async def test_keys_typed_right_after_leaving_zoom_reach_the_pane_they_name(shop_db: Path) -> None:
+    """Esc (leave zoom) then F4 and typing, all at once: the text lands in the question box,
+    not in the shell that was zoomed, at every width."""
+    from astro_tui.ui.panes.shell import ShellInput
+
+    for size in ((160, 48), (100, 30), (80, 24)):
+        app = make_app(shop_db)
+        async with app.run_test(size=size) as pilot:
+            await ready(pilot)
+            await pilot.press("f3", "f10")
+            await wait_until(pilot, lambda app=app: app.screen.maximized is not None)
+            app.post_message(events.Key("escape", None))
+            app.post_message(events.Key("f4", None))
+            for char in "hello":
+                app.post_message(events.Key(char, char))
+            question = app.query_one(QuestionInput)
+            await wait_until(pilot, lambda question=question: question.text == "hello")
+            assert app.query_one(ShellInput).value == "", size
+            assert app.screen.maximized is None

@@ -28,6 +28,9 @@ class Action:
     scope: Scope = "app"
     show: bool = True
     priority: bool = False
+    """Handled by the app before the focused widget sees the key. Keys that move focus need it:
+    a plain binding is reached by bubbling up from the focused widget, after the keys typed
+    behind it were already given to that widget."""
     palette: bool = True
     footer_group: str = ""
     """Keys sharing one footer label (`[ ] Prev/Next`), so every key fits in 80 columns."""
@@ -35,17 +38,31 @@ class Action:
 
 ACTIONS: tuple[Action, ...] = (
     Action("help", "f1", "Help", "Show keys and slash commands", "App"),
-    Action("focus_catalog", "f2", "Tree", "Focus the catalog tree", "Panes", footer_group="Panes"),
-    Action("focus_shell", "f3", "Shell", "Focus the metadata shell", "Panes", footer_group="Panes"),
-    Action("focus_question", "f4", "Ask", "Focus the question box", "Panes", footer_group="Panes"),
-    Action("focus_results", "f5", "Results", "Focus the results table", "Panes", footer_group="Panes"),
+    Action(
+        "focus_catalog", "f2", "Tree", "Focus the catalog tree", "Panes", footer_group="Panes", priority=True
+    ),
+    Action(
+        "focus_shell", "f3", "Shell", "Focus the metadata shell", "Panes", footer_group="Panes", priority=True
+    ),
+    Action(
+        "focus_question", "f4", "Ask", "Focus the question box", "Panes", footer_group="Panes", priority=True
+    ),
+    Action(
+        "focus_results",
+        "f5",
+        "Results",
+        "Focus the results table",
+        "Panes",
+        footer_group="Panes",
+        priority=True,
+    ),
     Action(
         "toggle_catalog", "f6", "Side", "Show or hide the catalog pane", "Panes", show=False, priority=True
     ),
     Action(
         "toggle_results", "f7", "Res", "Show or hide the results pane", "Panes", show=False, priority=True
     ),
-    Action("zoom", "f10", "Zoom", "Zoom the focused pane full-screen, or restore it", "Panes"),
+    Action("zoom", "f10", "Zoom", "Zoom the focused pane full-screen, or restore it", "Panes", priority=True),
     Action("cancel", "escape", "Cancel", "Cancel the running question (or leave zoom)", "Conversation"),
     Action(
         "copy_sql",

@@ -29,6 +29,7 @@ from astro_tui.resources import resource_dir
 from astro_tui.ui import slash
 from astro_tui.ui.actions import AstroCommands, bindings
 from astro_tui.ui.clipboard import copy_text
+from astro_tui.ui.focus import focus_now
 from astro_tui.ui.inert import inert, one_line
 from astro_tui.ui.messages import (
     AgentReady,
@@ -560,16 +561,16 @@ class AstroApp(App[int]):
 
     def action_focus_catalog(self) -> None:
         self._show_catalog()
-        self.query_one(CatalogTree).focus()
+        focus_now(self.query_one(CatalogTree))
 
     def action_focus_shell(self) -> None:
         self._show_catalog()
-        self.query_one(ShellInput).focus()
+        focus_now(self.query_one(ShellInput))
 
     def action_focus_question(self) -> None:
         if self._layout == "narrow":
             self.screen.remove_class("-catalog-open")
-        self.conversation.question.focus()
+        focus_now(self.conversation.question)
 
     def action_focus_results(self) -> None:
         self.screen.remove_class("-no-results")
@@ -582,19 +583,19 @@ class AstroApp(App[int]):
         if self._catalog_is_drawer:
             screen.toggle_class("-catalog-open")
             if screen.has_class("-catalog-open"):
-                self.query_one(CatalogTree).focus()
+                focus_now(self.query_one(CatalogTree))
             else:
-                self.conversation.question.focus()
+                focus_now(self.conversation.question)
         else:
             screen.toggle_class("-no-catalog")
             if screen.has_class("-no-catalog") and self.catalog_pane.has_focus_within:
-                self.conversation.question.focus()
+                focus_now(self.conversation.question)
 
     def action_toggle_results(self) -> None:
         screen = self.screen
         screen.toggle_class("-no-results")
         if screen.has_class("-no-results") and self.results.has_focus_within:
-            self.conversation.question.focus()
+            focus_now(self.conversation.question)
 
     def action_zoom(self) -> None:
         screen = self.screen

@@ -18,6 +18,7 @@ from textual.containers import Container, Vertical, VerticalScroll
 from textual.widgets import Select, Static, TabbedContent, TabPane, Tabs
 
 from astro_tui.ui.actions import bindings
+from astro_tui.ui.focus import focus_now
 from astro_tui.ui.inert import inert, inert_text, one_line
 from astro_tui.ui.messages import ChartPrepared, ResultOrigin, TablePrepared
 from astro_tui.ui.widgets.tool_block import result_status, sql_syntax
@@ -257,13 +258,13 @@ class ResultsPane(Vertical):
         """Focus what the active tab shows, so the pane's keys stay live on every tab."""
         active = self.query_one(TabbedContent).active
         if active == "tab-table" and self.table_widget is not None and self.table_widget.is_attached:
-            self.table_widget.focus()
+            focus_now(self.table_widget)
         elif active == "tab-sql":
-            self.query_one("#sql-scroll").focus()
+            focus_now(self.query_one("#sql-scroll"))
         elif active == "tab-chart" or self.entries:
-            self.query_one(TabbedContent).query_one(Tabs).focus()
+            focus_now(self.query_one(TabbedContent).query_one(Tabs))
         else:
-            self.query_one("#result-picker").focus()
+            focus_now(self.query_one("#result-picker"))
 
     # ------------------------------------------------------------------ chart
 
