@@ -11,6 +11,7 @@ import csv
 import json
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, NoReturn
 
 import click
@@ -191,17 +192,34 @@ def open_app(targets: tuple[str, ...], **flags: Any) -> None:
 
 
 @main.command(context_settings={"ignore_unknown_options": True})
-@click.argument("sql")
+@click.argument("sql", required=False)
 @click.argument("targets", nargs=-1)
+@click.option(
+    "-f",
+    "--file",
+    "sql_file",
+    metavar="FILE",
+    help="Read the statement from FILE (- for standard input) instead of the SQL argument.",
+)
 @click.option(
     "--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True
 )
 @_limit_options
-def sql(sql: str, targets: tuple[str, ...], fmt: str, **flags: Any) -> None:
-    """Run one read-only SQL statement against TARGETS and print the result."""
+def sql(sql: str | None, targets: tuple[str, ...], sql_file: str | None, fmt: str, **flags: Any) -> None:
+    """Run one read-only SQL statement against TARGETS and print the result.
+
+    SQL may be `-` to read the statement from standard input, as with `-f -`.
+    """
     from astro_tui.data.errors import DataError
     from astro_tui.data.text_table import format_table, inert, json_safe
 
+    if sql_file is not None:
+        targets = (sql, *targets) if sql is not None else targets
+        sql = _read_statement(sql_file)
+    elif sql is None:
+        _fail("give the SQL, -f FILE, or - to read it from standard input")
+    elif sql == "-":
+        sql = _read_statement("-")
     settings = _settings(**flags)
     db = _open_database(targets, settings)
     try:
@@ -229,6 +247,17 @@ def sql(sql: str, targets: tuple[str, ...], fmt: str, **flags: Any) -> None:
         click.echo(json.dumps(payload, ensure_ascii=True))
     if result.truncated:
         click.echo(f"astro: {result.count_text()} (raise --max-rows to see more)", err=True)
+
+
+def _read_statement(source: str) -> str:
+    """Long statements come from a file or a pipe, as with psql -f and duckdb < file; bytes
+    that are not UTF-8 reach the guard as lone surrogates, which it refuses in one line."""
+    try:
+        if source == "-":
+            return sys.stdin.buffer.read().decode("utf-8", errors="surrogateescape")
+        return Path(source).read_bytes().decode("utf-8", errors="surrogateescape")
+    except OSError as exc:
+        _fail(f"cannot read {source}: {exc.strerror or exc}")
 
 
 @main.command()

@@ -52,6 +52,10 @@ REQUIRED_KINDS = {
     "cte",
     "explain",
     "meta",
+    "unseen_sql",
+    "disguised_file",
+    "information",
+    "nesting",
 }
 # A refusal names its reason: the guard's own words, or the engine's error class.
 REASON_PREFIXES = ("refused: ", "syntax error ", "syntax error: ")

@@ -53,6 +53,8 @@ _BASE_CONFIG = {
     "allow_community_extensions": False,
     "python_enable_replacements": False,
 }
+_SPILL_LIMIT = "8GiB"
+"""Disk a query may spill into the private temp directory before DuckDB stops it."""
 _READERS = {"csv": "read_csv", "json": "read_json_auto", "parquet": "read_parquet"}
 
 
@@ -96,15 +98,17 @@ class DuckDBEngine(Engine):
         self.label = label
         self.key = key
         self._shim_dir: Path | None = None
+        self._spill_dir = Path(tempfile.mkdtemp(prefix="astro-spill-"))
         self._parquet_rows: dict[str, int] = {}
+        self._user_macros: frozenset[str] | None = None
         try:
             self._con = self._connect()
         except OSError as exc:
-            self._remove_shim()
+            self._remove_temp_dirs()
             where = f" ({exc.filename})" if exc.filename else ""
             raise TargetError(f"cannot open the targets: {exc.strerror or exc}{where}") from None
         except BaseException:
-            self._remove_shim()
+            self._remove_temp_dirs()
             raise
 
     @classmethod
@@ -152,6 +156,9 @@ class DuckDBEngine(Engine):
                 con.execute(f"SET allowed_paths = [{', '.join(_literal(p) for p in parquet)}]")
             con.execute("SET enable_progress_bar = false")
             con.execute(f"SET memory_limit = {_literal(self.settings.memory_limit)}")
+            # DuckDB spills beside the database (`<file>.tmp/`) by default: never beside the user's data.
+            con.execute(f"SET temp_directory = {_literal(str(self._spill_dir))}")
+            con.execute(f"SET max_temp_directory_size = {_literal(_SPILL_LIMIT)}")
             con.execute(f"SET threads = {int(self.settings.threads)}")
             con.execute("SET enable_external_access = false")
             con.execute("SET lock_configuration = true")
@@ -236,12 +243,35 @@ class DuckDBEngine(Engine):
             shutil.rmtree(self._shim_dir, ignore_errors=True)
             self._shim_dir = None
 
+    def _remove_temp_dirs(self) -> None:
+        self._remove_shim()
+        shutil.rmtree(self._spill_dir, ignore_errors=True)
+
     def close(self) -> None:
         self._con.close()
-        self._remove_shim()
+        self._remove_temp_dirs()
 
     def check(self, sql: str) -> str:
-        return guard.check(sql)
+        if self._user_macros is None:
+            rows = self.catalog_rows(
+                "SELECT DISTINCT function_name FROM duckdb_functions() "
+                "WHERE function_type = 'table_macro' AND NOT internal"
+            )
+            self._user_macros = frozenset(str(r[0]) for r in rows)
+        return guard.check(sql, exists=self._relation_exists, user_table_macros=self._user_macros)
+
+    def _relation_exists(self, catalog: str, schema: str, name: str) -> bool:
+        """Whether a table or view of this database has the name the guard found (a real table
+        may be called `"data.csv"`); a qualifier may name the schema or the database."""
+        qualifier = schema or catalog
+        rows = self.catalog_rows(
+            "SELECT 1 FROM (SELECT database_name, schema_name, table_name AS name FROM duckdb_tables() "
+            "UNION ALL SELECT database_name, schema_name, view_name FROM duckdb_views() WHERE NOT internal) "
+            "WHERE lower(name) = lower(?) AND (? = '' OR lower(schema_name) = lower(?) "
+            "OR lower(database_name) = lower(?)) AND (? = '' OR lower(database_name) = lower(?)) LIMIT 1",
+            [name, qualifier, qualifier, qualifier, catalog if schema else "", catalog if schema else ""],
+        )
+        return bool(rows)
 
     def run(
         self,

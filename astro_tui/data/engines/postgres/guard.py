@@ -32,6 +32,7 @@ from typing import Any
 from pglast import parser as pg_parser
 
 from astro_tui.data.errors import GuardError, syntax_message
+from astro_tui.data.input_limits import check_input, too_deep
 
 _READ_ONLY_KINDS = {"SelectStmt", "ExplainStmt", "VariableShowStmt"}
 _WRITING_NODES = {
@@ -155,8 +156,11 @@ def check(sql: str) -> str:
         raise GuardError("refused: empty SQL")
     if "\x00" in sql:
         raise GuardError("refused: the SQL holds a NUL character")
+    check_input(sql)
     try:
         tree = json.loads(pg_parser.parse_sql_json(sql))
+    except RecursionError:
+        raise too_deep() from None
     except pg_parser.ParseError as exc:
         raise GuardError(syntax_message(str(exc.args[0] if exc.args else exc))) from None
     except (UnicodeError, ValueError):
@@ -184,7 +188,7 @@ def is_query(statement: str) -> bool:
     """
     try:
         tree = json.loads(pg_parser.parse_sql_json(statement))
-    except (pg_parser.ParseError, UnicodeError, ValueError):
+    except (pg_parser.ParseError, UnicodeError, ValueError, RecursionError):
         return False
     statements = tree.get("stmts", [])
     return len(statements) == 1 and "SelectStmt" in statements[0]["stmt"]
