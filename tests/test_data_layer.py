@@ -326,22 +326,12 @@ def test_astro_with_a_missing_target_fails_before_opening_the_app(tmp_path: Path
 
 
 def test_cancel_before_the_statement_starts_is_not_lost(db: Database) -> None:
-    """Esc can land between attaching the cursor and DuckDB starting the statement."""
-    from astro_tui.data.engines.duckdb import engine as database
-
+    """Esc can land before DuckDB has started the statement in its worker process, where an
+    interrupt finds nothing to stop: the worker is then killed after its grace period."""
     token = CancelToken()
-    original = database._fetch
-
-    def late_start(cursor, statement, cap):  # type: ignore[no-untyped-def]
-        token.cancel()
-        return original(cursor, statement, cap)
-
-    database._fetch = late_start
-    try:
-        started = time.perf_counter()
-        with pytest.raises(QueryCancelled):
-            db.execute(SLOW, timeout=None, cancel=token)
-        assert time.perf_counter() - started < 3
-    finally:
-        database._fetch = original
+    token.cancel()
+    started = time.perf_counter()
+    with pytest.raises(QueryCancelled):
+        db.execute(SLOW, timeout=None, cancel=token)
+    assert time.perf_counter() - started < 15  # a hang guard: the kill comes after 0.75 s
     assert db.execute("SELECT 1").rows() == [(1,)]

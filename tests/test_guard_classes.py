@@ -260,3 +260,17 @@ def test_the_cheap_path_never_skips_a_statement_the_walk_would_refuse() -> None:
             assert guard._needs_walk(text), text
     assert walked >= 80
     assert not guard._needs_walk("SELECT region, sum(amount) AS total FROM sales.orders GROUP BY ALL")
+
+
+def test_tpch_passes_the_postgresql_and_spark_guards() -> None:
+    """Precision on the server engines: the 22 TPC-H queries (intervals in the portable
+    spelling) are read-only SQL every guard must let through."""
+
+    def portable(sql: str) -> str:
+        return re.sub(r"INTERVAL (\d+) (DAY|MONTH)", lambda m: f"INTERVAL '{m[1]} {m[2].lower()}'", sql)
+
+    tpch = {name: portable(sql) for name, sql in LEGIT.items() if name.startswith("tpch_")}
+    assert len(tpch) == 22
+    for name, sql in tpch.items():
+        assert pg_guard.check(sql), name
+        assert spark_guard.check(sql, frozenset()), name

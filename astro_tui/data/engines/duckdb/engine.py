@@ -7,46 +7,39 @@ any statement from outside runs. `guard.check` is the parser half.
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import hashlib
 import json
 import shutil
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import duckdb
-import pyarrow as pa
 
 from astro_tui.config import Settings
 from astro_tui.data.cancel import CancelToken
 from astro_tui.data.catalog_model import Catalog
 from astro_tui.data.engines.base import Dialect, Engine
 from astro_tui.data.engines.duckdb import catalog, guard
+from astro_tui.data.engines.duckdb.pool import WorkerPool
 from astro_tui.data.engines.duckdb.targets import Target, file_stem, identifier, resolve_targets
 from astro_tui.data.errors import (
-    QueryCancelled,
     QueryError,
-    QueryTimeout,
     TargetError,
     engine_message,
     lock_message,
     one_line,
-    syntax_message,
 )
 from astro_tui.data.results import QueryResult
-from astro_tui.data.watchdog import WATCHDOG, Deadline
 
 DIALECT = Dialect(
     name="DuckDB",
     hints="DuckDB SQL: ILIKE, date_trunc, strftime, list and struct types, QUALIFY, GROUP BY ALL.",
 )
 
-_BATCH = 65_536
 _BASE_CONFIG = {
     "autoinstall_known_extensions": False,
     "autoload_known_extensions": False,
@@ -56,32 +49,6 @@ _BASE_CONFIG = {
 _SPILL_LIMIT = "8GiB"
 """Disk a query may spill into the private temp directory before DuckDB stops it."""
 _READERS = {"csv": "read_csv", "json": "read_json_auto", "parquet": "read_parquet"}
-
-
-class _Running:
-    """One statement on its own cursor, and whether it has ended."""
-
-    __slots__ = ("_retry", "cursor", "done")
-
-    def __init__(self, cursor: duckdb.DuckDBPyConnection) -> None:
-        self.cursor = cursor
-        self.done = threading.Event()
-        self._retry: Deadline | None = None
-
-    def stop(self, attempts: int = 200) -> None:
-        """Interrupt until the statement ends: an interrupt that lands before DuckDB has
-        started the statement is lost, so it is repeated every 50 ms (for at most 10 s)."""
-        if self.done.is_set():
-            return
-        _interrupt(self.cursor)
-        if attempts > 1:
-            self._retry = WATCHDOG.schedule(0.05, lambda: self.stop(attempts - 1))
-
-    def finish(self) -> None:
-        """No pending retry may keep the cursor alive once the statement has ended."""
-        self.done.set()
-        if self._retry is not None:
-            self._retry.cancel()
 
 
 class DuckDBEngine(Engine):
@@ -101,8 +68,10 @@ class DuckDBEngine(Engine):
         self._spill_dir = Path(tempfile.mkdtemp(prefix="astro-spill-"))
         self._parquet_rows: dict[str, int] = {}
         self._user_macros: frozenset[str] | None = None
+        self._setup: dict[str, Any] = {}
         try:
             self._con = self._connect()
+            self._pool = WorkerPool(self._setup, settings.memory_limit)
         except OSError as exc:
             self._remove_temp_dirs()
             where = f" ({exc.filename})" if exc.filename else ""
@@ -140,28 +109,34 @@ class DuckDBEngine(Engine):
         return engine
 
     def _connect(self) -> duckdb.DuckDBPyConnection:
+        """The engine's own connection (catalog, our metadata queries); statements from outside
+        run in worker processes opened by the same steps (`self._setup`)."""
         duck = [t for t in self.targets if t.kind == "duckdb"]
         files = [t for t in self.targets if t.kind != "duckdb"]
         if len(duck) == 1 and not files:
-            con = self._connect_file(duck[0].paths[0], duck[0].spec)
+            path, spec = duck[0].paths[0], duck[0].spec
             attach: list[Target] = []
         else:
-            con = self._connect_file(self._build_shim(files), "file targets")
+            path, spec = self._build_shim(files), "file targets"
             attach = duck
-        try:
-            for target in attach:
-                con.execute(f"ATTACH {_literal(str(target.paths[0]))} AS {_ident(target.name)} (READ_ONLY)")
-            parquet = [str(p) for t in files if t.kind == "parquet" for p in t.paths]
-            if parquet:
-                con.execute(f"SET allowed_paths = [{', '.join(_literal(p) for p in parquet)}]")
-            con.execute("SET enable_progress_bar = false")
-            con.execute(f"SET memory_limit = {_literal(self.settings.memory_limit)}")
+        con = self._connect_file(path, spec)
+        steps = [f"ATTACH {_literal(str(t.paths[0]))} AS {_ident(t.name)} (READ_ONLY)" for t in attach]
+        parquet = [str(p) for t in files if t.kind == "parquet" for p in t.paths]
+        if parquet:
+            steps.append(f"SET allowed_paths = [{', '.join(_literal(p) for p in parquet)}]")
+        steps += [
+            "SET enable_progress_bar = false",
+            f"SET memory_limit = {_literal(self.settings.memory_limit)}",
             # DuckDB spills beside the database (`<file>.tmp/`) by default: never beside the user's data.
-            con.execute(f"SET temp_directory = {_literal(str(self._spill_dir))}")
-            con.execute(f"SET max_temp_directory_size = {_literal(_SPILL_LIMIT)}")
-            con.execute(f"SET threads = {int(self.settings.threads)}")
-            con.execute("SET enable_external_access = false")
-            con.execute("SET lock_configuration = true")
+            f"SET temp_directory = {_literal(str(self._spill_dir))}",
+            f"SET max_temp_directory_size = {_literal(_SPILL_LIMIT)}",
+            f"SET threads = {int(self.settings.threads)}",
+            "SET enable_external_access = false",
+            "SET lock_configuration = true",
+        ]
+        try:
+            for step in steps:
+                con.execute(step)
         except duckdb.Error as exc:
             con.close()
             message = one_line(exc)
@@ -170,6 +145,7 @@ class DuckDBEngine(Engine):
                 if locked and str(target.paths[0]) in message:
                     raise TargetError(locked) from None
             raise TargetError(f"cannot open targets: {message}") from None
+        self._setup = {"path": str(path), "config": dict(_BASE_CONFIG), "statements": steps}
         return con
 
     def _connect_file(self, path: Path, spec: str) -> duckdb.DuckDBPyConnection:
@@ -248,6 +224,7 @@ class DuckDBEngine(Engine):
         shutil.rmtree(self._spill_dir, ignore_errors=True)
 
     def close(self) -> None:
+        self._pool.close()
         self._con.close()
         self._remove_temp_dirs()
 
@@ -281,35 +258,8 @@ class DuckDBEngine(Engine):
         timeout: float | None,
         cancel: CancelToken | None,
     ) -> QueryResult:
-        cursor = self._con.cursor()
-        running = _Running(cursor)
-        timed_out = threading.Event()
-
-        def on_timeout() -> None:
-            timed_out.set()
-            running.stop()
-
-        if cancel is not None:
-            cancel.attach(running)
         started = time.perf_counter()
-        timer = WATCHDOG.schedule(timeout, on_timeout) if timeout else None
-        try:
-            table, truncated = _fetch(cursor, statement, cap)
-        except duckdb.Error as exc:
-            if timed_out.is_set():
-                raise QueryTimeout(f"query interrupted after the {timeout:g} s time limit") from None
-            if cancel is not None and cancel.cancelled:
-                raise QueryCancelled("query cancelled") from None
-            if isinstance(exc, duckdb.ParserException):
-                raise QueryError(syntax_message(one_line(exc))) from None
-            raise QueryError(engine_message(exc)) from None
-        finally:
-            running.finish()
-            if timer is not None:
-                timer.cancel()
-            if cancel is not None:
-                cancel.detach(running)
-            cursor.close()
+        table, truncated = self._pool.run(statement, cap=cap, timeout=timeout, cancel=cancel)
         elapsed = (time.perf_counter() - started) * 1000
         total = self._cheap_total(statement) if truncated else None
         return QueryResult(statement, table, truncated, elapsed, cap, total_rows=total)
@@ -354,33 +304,6 @@ class DuckDBEngine(Engine):
             raise QueryError(one_line(exc)) from None
         finally:
             cursor.close()
-
-
-def _interrupt(cursor: duckdb.DuckDBPyConnection) -> None:
-    """A statement may finish and close its cursor just as the limit or Esc fires."""
-    with contextlib.suppress(duckdb.Error):
-        cursor.interrupt()
-
-
-def _fetch(cursor: duckdb.DuckDBPyConnection, statement: str, cap: int | None) -> tuple[pa.Table, bool]:
-    """Read at most cap + 1 rows: the extra probe row is how truncation is known."""
-    relation = cursor.sql(statement)
-    if relation is None:
-        return pa.table({}), False
-    if cap is None:
-        return relation.to_arrow_table(), False
-    reader = relation.to_arrow_reader(min(_BATCH, cap + 1))
-    batches: list[pa.RecordBatch] = []
-    seen = 0
-    for batch in reader:
-        batches.append(batch)
-        seen += batch.num_rows
-        if seen > cap:
-            break
-    table = pa.Table.from_batches(batches, schema=reader.schema)
-    if seen > cap:
-        return table.slice(0, cap), True
-    return table, False
 
 
 def _plain_scan(con: duckdb.DuckDBPyConnection, statement: str) -> tuple[str, str, str] | None:

@@ -1,0 +1,244 @@
+"""Worker processes that run DuckDB statements under limits the operating system holds.
+
+`worker.py` says why. Each engine keeps idle workers, one per statement running
+at a time; a worker that is killed (time limit + 1 s, cancel + 1 s, memory) is
+replaced by a new one started at once, so the next statement rarely waits for
+Python and DuckDB to load. Memory is read from /proc (Linux); where there is no
+/proc, only the time limit is enforced by killing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from astro_tui.data.cancel import CancelToken
+from astro_tui.data.engines.duckdb.worker import read_frame, write_frame
+from astro_tui.data.errors import QueryCancelled, QueryError, QueryTimeout, TargetError
+
+GRACE_S = 0.75
+"""After an interrupt, how long a statement has to end before its process is killed."""
+_POLL_S = 0.01
+_ALLOWANCE = 128 * 2**20
+_START_S = 120.0
+_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12}
+_UNITS |= {"kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+
+
+def memory_bytes(limit: str) -> int | None:
+    """DuckDB's spelling of a memory limit (`4GB`, `500MiB`, `80%`) in bytes; None if unknown."""
+    match = re.fullmatch(r"\s*([\d.]+)\s*([a-zA-Z%]*)\s*", limit)
+    if not match:
+        return None
+    number, unit = float(match.group(1)), match.group(2).lower()
+    if unit == "%":
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        return int(total * number / 100)
+    return int(number * _UNITS[unit]) if unit in _UNITS else None
+
+
+def _rss(pid: int) -> int | None:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    match = re.search(r"^VmRSS:\s+(\d+) kB", status, re.M)
+    return int(match.group(1)) * 1024 if match else None
+
+
+class _Stop:
+    """What a CancelToken calls: the waiting loop sees it and interrupts the worker."""
+
+    def __init__(self) -> None:
+        self.requested = threading.Event()
+
+    def stop(self) -> None:
+        self.requested.set()
+
+
+class _Worker:
+    def __init__(self, setup: dict[str, Any]) -> None:
+        reader, self._interrupts = os.pipe()
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "astro_tui.data.engines.duckdb.worker", str(reader)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                pass_fds=(reader,),
+                start_new_session=True,  # Ctrl+C in a terminal reaches astro, which interrupts it
+            )
+        finally:
+            os.close(reader)
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.stdin, self.stdout = self.proc.stdin, self.proc.stdout
+        write_frame(self.stdin, setup)
+        self.ready = False
+        self.baseline = 0
+        self.clean = True
+        """False while a statement's answer has not been read whole."""
+
+    def wait_ready(self) -> None:
+        if self.ready:
+            return
+        if not select.select([self.stdout], [], [], _START_S)[0]:
+            self.kill()
+            raise QueryError("the query process did not start")
+        answer = read_frame(self.stdout)
+        if not answer or not answer.get("ready"):
+            self.kill()
+            message = answer.get("message") if answer else "it ended at once"
+            raise TargetError(f"cannot open the database in the query process: {message}")
+        self.ready = True
+        self.baseline = _rss(self.proc.pid) or 0
+
+    def interrupt(self) -> None:
+        with contextlib.suppress(OSError):
+            os.write(self._interrupts, b"!")
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            self.proc.kill()
+        for stream in (self.stdin, self.stdout):
+            with contextlib.suppress(OSError):
+                stream.close()
+        with contextlib.suppress(OSError):
+            os.close(self._interrupts)
+        self.proc.wait()
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+
+class WorkerPool:
+    """Runs statements in worker processes opened like the engine's own connection."""
+
+    def __init__(self, setup: dict[str, Any], memory_limit: str) -> None:
+        shared = Path("/dev/shm")
+        self._results = Path(
+            tempfile.mkdtemp(prefix="astro-results-", dir=shared if shared.is_dir() else None)
+        )
+        self._setup = {**setup, "results": str(self._results)}
+        limit = memory_bytes(memory_limit)
+        self._memory_label = memory_limit
+        # DuckDB's limit covers its buffer pool; the worker also holds Python, Arrow and the
+        # result, so a small limit gets a fixed allowance as well as the 10%.
+        self._memory = max(int(limit * 1.1), limit + _ALLOWANCE) if limit else None
+        self._lock = threading.Lock()
+        self._idle: list[_Worker] = [_Worker(self._setup)]
+        self._busy: set[_Worker] = set()
+        self._closed = False
+        self.peak_rss = 0
+        """The largest worker memory seen above its start, for tests and benchmarks."""
+
+    def _take(self) -> _Worker:
+        with self._lock:
+            if self._closed:
+                raise QueryError("the database is closed")
+            worker = self._idle.pop() if self._idle else _Worker(self._setup)
+            self._busy.add(worker)
+        return worker
+
+    def _give_back(self, worker: _Worker, *, keep: bool) -> None:
+        with self._lock:
+            self._busy.discard(worker)
+            if keep and not self._closed:
+                self._idle.append(worker)
+                return
+            if not self._closed and not self._idle:
+                self._idle.append(_Worker(self._setup))  # warm for the next statement
+        if not keep:
+            worker.kill()
+
+    def run(
+        self, statement: str, *, cap: int | None, timeout: float | None, cancel: CancelToken | None
+    ) -> tuple[pa.Table, bool]:
+        worker = self._take()
+        stop = _Stop()
+        if cancel is not None:
+            cancel.attach(stop)
+        try:
+            worker.wait_ready()
+            worker.clean = False
+            write_frame(worker.stdin, {"sql": statement, "cap": cap})
+            return self._answer(worker, stop, timeout)
+        except (BrokenPipeError, ValueError, OSError) as exc:
+            raise QueryError(f"the query process failed: {exc}") from None
+        finally:
+            if cancel is not None:
+                cancel.detach(stop)
+            self._give_back(worker, keep=worker.clean)
+
+    def _answer(self, worker: _Worker, stop: _Stop, timeout: float | None) -> tuple[pa.Table, bool]:
+        started = time.monotonic()
+        interrupted: float | None = None
+        reason = ""
+        while not select.select([worker.stdout], [], [], _POLL_S)[0]:
+            now = time.monotonic()
+            if interrupted is None and (stop.requested.is_set() or (timeout and now - started > timeout)):
+                reason = "cancel" if stop.requested.is_set() else "timeout"
+                worker.interrupt()
+                interrupted = now
+            if interrupted is not None and now - interrupted > GRACE_S:
+                raise self._stopped(reason, timeout)
+            used = _rss(worker.pid)
+            if used is not None:
+                self.peak_rss = max(self.peak_rss, used - worker.baseline)
+                if self._memory is not None and used - worker.baseline > self._memory:
+                    raise QueryError(
+                        f"query stopped: it needed more than the {self._memory_label} memory limit"
+                    )
+            if worker.proc.poll() is not None:
+                raise QueryError("the query process ended unexpectedly (out of memory?)")
+        header = read_frame(worker.stdout)
+        if header is None:
+            raise QueryError("the query process ended unexpectedly (out of memory?)")
+        if not header["ok"]:
+            worker.clean = True
+            if interrupted is not None:
+                raise self._stopped(reason, timeout)
+            raise QueryError(header["message"])
+        if "file" in header:
+            worker.clean = True
+            path = header["file"]
+            try:
+                table = pa.ipc.open_file(pa.memory_map(path)).read_all()
+            finally:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)  # the mapping stays valid; the name is gone
+            return table, bool(header["truncated"])
+        table = pa.ipc.open_stream(worker.stdout).read_all()
+        worker.clean = True
+        return table, bool(header["truncated"])
+
+    @staticmethod
+    def _stopped(reason: str, timeout: float | None) -> QueryError:
+        if reason == "cancel":
+            return QueryCancelled("query cancelled")
+        return QueryTimeout(f"query interrupted after the {timeout:g} s time limit")
+
+    def pids(self) -> list[int]:
+        with self._lock:
+            return [w.pid for w in (*self._idle, *self._busy)]
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            workers = [*self._idle, *self._busy]
+            self._idle.clear()
+        for worker in workers:
+            worker.kill()
+        shutil.rmtree(self._results, ignore_errors=True)

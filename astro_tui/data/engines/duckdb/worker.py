@@ -1,0 +1,108 @@
+"""The process a statement runs in, so that the operating system holds its limits.
+
+DuckDB checks for interrupts between chunks and its memory limit covers its
+buffer pool, so one scalar call (`lpad('', 2147483647, 'x')`) or one huge list
+(`list_sort(range(300000000))`) ran for a minute past its time limit and took
+gigabytes past its memory limit. Here the statement runs in a child process:
+the parent (`pool.py`) interrupts it at its time limit, kills it a second later
+if it is still running, and kills it at once when it outgrows its memory limit.
+
+Protocol over stdin/stdout, frames of an 8-byte length and a JSON body: the
+parent sends the connection's setup, the child answers `ready` (or the error);
+then per statement the parent sends `{"sql", "cap"}` and the child answers a
+header (`ok`, `truncated` or `message`) followed, when ok, by the rows as an
+Arrow IPC stream, or, for a large result, the path of an Arrow file the parent
+maps into memory. A byte on a second pipe (its descriptor is the child's only
+argument) interrupts the running statement; a signal would do, but threads
+started while DuckDB and Arrow load would take it and die.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import struct
+import sys
+import threading
+from typing import IO, Any
+
+_LENGTH = struct.Struct(">Q")
+_PIPE_BYTES = 1 << 20
+"""Larger results go through a file in memory (/dev/shm) that the parent maps, not the pipe."""
+
+
+def write_frame(stream: IO[bytes], body: dict[str, Any]) -> None:
+    data = json.dumps(body).encode()
+    stream.write(_LENGTH.pack(len(data)) + data)
+    stream.flush()
+
+
+def read_frame(stream: IO[bytes]) -> dict[str, Any] | None:
+    head = stream.read(_LENGTH.size)
+    if len(head) < _LENGTH.size:
+        return None
+    (length,) = _LENGTH.unpack(head)
+    return json.loads(stream.read(length))
+
+
+def main() -> None:
+    interrupts = int(sys.argv[1])
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr  # nothing but frames on the pipe
+    setup = read_frame(stdin)
+    if setup is None:
+        return
+    import duckdb
+    import pyarrow as pa
+
+    from astro_tui.data.engines.duckdb.fetch import fetch
+    from astro_tui.data.errors import engine_message, one_line, syntax_message
+
+    try:
+        con = duckdb.connect(setup["path"], read_only=True, config=setup["config"])
+        for statement in setup["statements"]:
+            con.execute(statement)
+    except duckdb.Error as exc:
+        write_frame(stdout, {"ready": False, "message": one_line(exc)})
+        return
+    write_frame(stdout, {"ready": True})
+    running: list[Any] = [None]
+
+    def interrupter() -> None:
+        while os.read(interrupts, 1):
+            cursor = running[0]
+            if cursor is not None:
+                with contextlib.suppress(duckdb.Error):
+                    cursor.interrupt()
+
+    threading.Thread(target=interrupter, daemon=True).start()
+    count = 0
+    while (request := read_frame(stdin)) is not None:
+        cursor = con.cursor()
+        running[0] = cursor
+        try:
+            table, truncated = fetch(cursor, request["sql"], request["cap"])
+        except duckdb.Error as exc:
+            parser = isinstance(exc, duckdb.ParserException)
+            message = syntax_message(one_line(exc)) if parser else engine_message(exc)
+            write_frame(stdout, {"ok": False, "message": message})
+            continue
+        finally:
+            running[0] = None
+            cursor.close()
+        if table.nbytes > _PIPE_BYTES:
+            count += 1
+            path = os.path.join(setup["results"], f"{os.getpid()}-{count}.arrow")
+            with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+                writer.write_table(table)
+            write_frame(stdout, {"ok": True, "truncated": truncated, "file": path})
+            continue
+        write_frame(stdout, {"ok": True, "truncated": truncated})
+        with pa.ipc.new_stream(stdout, table.schema) as writer:
+            writer.write_table(table)
+        stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
