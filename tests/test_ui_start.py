@@ -232,8 +232,6 @@ async def test_small_terminals_show_result_rows_and_every_footer_key(shop_db: Pa
     place instead of squeezing three panes; the footer and top bar fit on one line."""
     from textual.widgets import Footer
 
-    from astro_tui.ui.widgets.question import QuestionInput
-
     for size in ((80, 24), (100, 30)):
         app = make_app(shop_db)
         async with app.run_test(size=size) as pilot:
@@ -278,3 +276,23 @@ async def test_keys_typed_right_after_leaving_zoom_reach_the_pane_they_name(shop
             await wait_until(pilot, lambda question=question: question.text == "hello")
             assert app.query_one(ShellInput).value == "", size
             assert app.screen.maximized is None
+
+
+async def test_the_footer_is_rebuilt_only_when_its_keys_change(shop_db: Path) -> None:
+    """A bindings refresh that leaves the same keys keeps the same footer widgets; a change rebuilds them."""
+    from textual.widgets import Footer
+
+    app = make_app(shop_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await pilot.press("f4")
+        footer = app.query_one(Footer)
+        await wait_until(pilot, lambda: bool(footer.query("FooterKey")))
+        await pilot.pause()
+        before = list(footer.query("FooterKey"))
+        for _ in range(3):
+            app.refresh_bindings()
+            await pilot.pause()
+        assert list(footer.query("FooterKey")) == before
+        await submit(pilot, "/sql SELECT 1 AS n")  # Esc cancels while it runs: a new key
+        await wait_until(pilot, lambda: list(footer.query("FooterKey")) != before)

@@ -12,6 +12,7 @@ tables within a couple of hundred milliseconds.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass
 
@@ -66,7 +67,6 @@ _BRE_META = set("\\.[]*^$")
 _ERE_META = _BRE_META | set("+?(){}|")
 _RE2_META = frozenset("\\.+*?()|[]{}^$")
 _UNSUPPORTED = ("invalid perl operator", "invalid escape sequence", "invalid repetition size", "too large")
-_PROBE = pa.array([""], pa.large_string())
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +103,12 @@ def _unused_char(lines: list[str]) -> str:
     raise UsageError("line uses every private-use character")  # pragma: no cover - 137,000 distinct ones
 
 
+@functools.cache
+def _probe() -> pa.Array:
+    """Built on first use: `pa.array` imports pandas when it is installed (seconds under load)."""
+    return pa.array([""], pa.large_string())
+
+
 def compile_matcher(patterns: list[str], opts: Options) -> Matcher:
     mode = "F" if opts.has("F") else "E" if opts.has("E") else "G"
     parts = [_translate(p, mode) for p in patterns]
@@ -114,7 +120,7 @@ def compile_matcher(patterns: list[str], opts: Options) -> Matcher:
     if opts.has("i") or opts.has("y"):
         body = "(?i)" + body
     try:
-        pc.match_substring_regex(_PROBE, body)
+        pc.match_substring_regex(_probe(), body)
     except pa.ArrowInvalid as exc:
         reason = str(exc).removeprefix("Invalid regular expression: ")
         if any(marker in reason for marker in _UNSUPPORTED):

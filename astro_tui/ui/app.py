@@ -21,7 +21,7 @@ from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
 from astro_tui.config import Settings, write_setting
@@ -47,6 +47,7 @@ from astro_tui.ui.panes.catalog import CatalogPane, CatalogTree
 from astro_tui.ui.panes.conversation import ConversationPane
 from astro_tui.ui.panes.results import ResultsPane
 from astro_tui.ui.panes.shell import ShellInput
+from astro_tui.ui.widgets.key_footer import KeyFooter
 from astro_tui.ui.widgets.question import QuestionInput
 from astro_tui.ui.widgets.tool_block import result_status
 from astro_tui.ui.wording import counted, sql_title
@@ -94,7 +95,7 @@ class AstroApp(App[int]):
             yield CatalogPane()
             yield ConversationPane()
             yield ResultsPane()
-        yield Footer()
+        yield KeyFooter()
 
     @property
     def conversation(self) -> ConversationPane:
@@ -137,7 +138,7 @@ class AstroApp(App[int]):
             screen.remove_class("-catalog-open", "-no-catalog", "-no-results")
         screen.set_class(layout == "narrow", "-narrow")
         screen.set_class(layout == "medium", "-medium")
-        for footer in self.query(Footer):  # every key fits on one line below 140 columns
+        for footer in self.query(KeyFooter):  # every key fits on one line below 140 columns
             footer.compact = layout != "wide"
             footer.show_command_palette = layout != "narrow"  # the top bar names ctrl+p too
 
@@ -184,7 +185,7 @@ class AstroApp(App[int]):
 
     # ------------------------------------------------------------------ database and catalog
 
-    @work(thread=True, group="open", exit_on_error=False)
+    @work(thread=True, group="open", exit_on_error=False, description="open database")
     def _open_database(self) -> None:
         from astro_tui.data.database import Database
         from astro_tui.data.errors import DataError
@@ -232,7 +233,7 @@ class AstroApp(App[int]):
         else:
             self._reload_catalog(self.db)
 
-    @work(thread=True, group="open", exit_on_error=False)
+    @work(thread=True, group="open", exit_on_error=False, description="reload catalog")
     def _reload_catalog(self, db: Database) -> None:
         self._read_catalog(db)
 
@@ -262,7 +263,7 @@ class AstroApp(App[int]):
             self._build_agent(self.db, message.catalog, painted)
         self._warm_imports(painted)
 
-    @work(thread=True, group="warm", exit_on_error=False)
+    @work(thread=True, group="warm", exit_on_error=False, description="warm imports")
     def _warm_imports(self, after: threading.Event) -> None:
         """Import what the first result, chart and answer need while the user is still reading."""
         after.wait(AFTER_PAINT_WAIT_S)
@@ -286,7 +287,7 @@ class AstroApp(App[int]):
         self.catalog_pane.show_status(f"✗ {message.message}\nctrl+r tries again")
         self.notify(message.message, severity="error", markup=False)
 
-    @work(thread=True, group="agent", exit_on_error=False)
+    @work(thread=True, group="agent", exit_on_error=False, description="build agent")
     def _build_agent(self, db: Database, catalog: Catalog, after: threading.Event) -> None:
         """Importing the model client costs about a second; pay it here, not on the first question."""
         after.wait(AFTER_PAINT_WAIT_S)
@@ -416,7 +417,7 @@ class AstroApp(App[int]):
         self.conversation.start_query()
         self._execute(self.db, sql, self._sql_token)
 
-    @work(thread=True, group="sql", exit_on_error=False)
+    @work(thread=True, group="sql", exit_on_error=False, description="run sql")
     def _execute(self, db: Database, sql: str, token: CancelToken) -> None:
         from astro_tui.data.errors import DataError
 
@@ -430,7 +431,7 @@ class AstroApp(App[int]):
             return
         self.post_message(ResultReady(result, ResultOrigin("sql", sql_title(sql), verified=False)))
 
-    @work(thread=True, group="preview", exit_on_error=False)
+    @work(thread=True, group="preview", exit_on_error=False, description="preview table")
     def _preview(self, db: Database, table: Table) -> None:
         from astro_tui.catalog.introspect import sample_values
 
@@ -493,7 +494,7 @@ class AstroApp(App[int]):
         self.notify(f"Exporting {entry.name} ({counted(entry.result.row_count, 'row')})…", markup=False)
         self._export(entry.result.table, fmt, str(target), overwrite)
 
-    @work(thread=True, group="export", exit_on_error=False)
+    @work(thread=True, group="export", exit_on_error=False, description="export result")
     def _export(self, table: Any, fmt: str, path: str, overwrite: bool) -> None:
         from pathlib import Path
 
@@ -523,7 +524,7 @@ class AstroApp(App[int]):
             self._persisted_theme = name
             self._save_theme(name)
 
-    @work(thread=True, group="settings", exit_on_error=False)
+    @work(thread=True, group="settings", exit_on_error=False, description="save theme")
     def _save_theme(self, name: str) -> None:
         try:
             write_setting("theme", name)
@@ -713,7 +714,7 @@ class AstroApp(App[int]):
             return
         self._read_context(self.db.key, self.db.context_seed)
 
-    @work(thread=True, group="context", exit_on_error=False)
+    @work(thread=True, group="context", exit_on_error=False, description="read context")
     def _read_context(self, db_key: str, seed: str) -> None:
         from astro_tui.agent.context_notes import ContextNotes
         from astro_tui.config import state_dir as default_state_dir

@@ -168,7 +168,7 @@ class CatalogPane(Vertical):
         if data is not None and data.table is not None:
             self._render_card(data.table, self.query_one(ShellPane).shell)
 
-    @work(thread=True, exclusive=True, group="card", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="card", exit_on_error=False, description="render card")
     def _render_card(self, table: Table, shell: Any) -> None:
         """The same card `cat` prints, including the tables that reference this one."""
         from astro_tui.catalog.vfs import render_card

@@ -237,7 +237,7 @@ class ConversationPane(Vertical):
         self.app.refresh_bindings()
         self._consume(agent, question, self._turn)
 
-    @work(exclusive=True, group="turn", exit_on_error=False)
+    @work(exclusive=True, group="turn", exit_on_error=False, description="agent turn")
     async def _consume(self, agent: Agent, question: str, turn: int) -> None:
         try:
             async for event in agent.run(question):

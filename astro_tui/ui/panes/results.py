@@ -186,7 +186,7 @@ class ResultsPane(Vertical):
         note.update(Text(text, style="italic"))
         note.display = True
 
-    @work(thread=True, exclusive=True, group="table", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="table", exit_on_error=False, description="prepare table")
     def _prepare_table(self, entry_id: int, result: QueryResult) -> None:
         try:
             from textual_fastdatatable import ArrowBackend
@@ -285,7 +285,7 @@ class ResultsPane(Vertical):
         self._chart_note("drawing…")
         self._build_series(entry.id, entry.result, ChartChoice(**vars(entry.chart)))
 
-    @work(thread=True, exclusive=True, group="chart", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="chart", exit_on_error=False, description="build series")
     def _build_series(self, entry_id: int, result: QueryResult, choice: ChartChoice) -> None:
         from astro_tui.ui import charting
 

@@ -125,7 +125,7 @@ class ShellPane(Vertical):
         self._shell = None
         self._build(catalog, db, after)
 
-    @work(thread=True, exclusive=True, group="shell-build", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="shell-build", exit_on_error=False, description="build shell")
     def _build(self, catalog: Catalog, db: Database, after: threading.Event | None) -> None:
         if after is not None:
             after.wait(_AFTER_PAINT_WAIT_S)
@@ -177,7 +177,7 @@ class ShellPane(Vertical):
             return
         self._run([command])
 
-    @work(thread=True, group="shell", exit_on_error=False)
+    @work(thread=True, group="shell", exit_on_error=False, description="run shell command")
     def _run(self, commands: list[str]) -> None:
         shell = self._shell
         for command in commands:
