@@ -51,6 +51,7 @@ class Settings:
     max_retries: int = 2
     max_tool_calls: int = 20
     max_completions: int = 30
+    max_reasks: int = 1
 
     theme: str | None = None
     connections: dict[str, str] = field(default_factory=dict, compare=False)
@@ -109,6 +110,7 @@ _FIELD_KINDS: dict[str, type] = {
     "max_retries": int,
     "max_tool_calls": int,
     "max_completions": int,
+    "max_reasks": int,
     "connections": dict,
 }
 

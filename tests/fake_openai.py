@@ -235,6 +235,53 @@ def reasoning_reply(
     return Reply(tuple(chunks), delay_s=delay_s)
 
 
+def think_reply(reasoning: str, text: str, *, opened: bool = True, chunk_size: int = 3) -> Reply:
+    """Reasoning inside ``content`` between think tags (older Ollama, DeepSeek-R1 builds); with
+    ``opened=False`` the chat template opened the tag in the prompt, so only ``</think>`` streams."""
+    start = "<think>" if opened else ""
+    return text_reply(f"{start}{reasoning}</think>\n\n{text}", chunk_size=chunk_size)
+
+
+TextCallStyle = Literal["hermes", "json", "fenced", "mistral", "list"]
+
+
+def text_tool_call_reply(
+    calls: Sequence[tuple[str, Mapping[str, Any]]], *, style: TextCallStyle = "hermes"
+) -> Reply:
+    """Tool calls the server did not parse, left in ``content`` as the model wrote them:
+    ``<tool_call>`` tags (llama.cpp without --jinja serving Qwen/Hermes), a bare JSON object
+    (vLLM without a tool parser), a code fence, Mistral's ``[TOOL_CALLS]``, or a JSON list."""
+    objects = [{"name": name, "arguments": dict(args)} for name, args in calls]
+    if style == "hermes":
+        text = "\n".join(f"<tool_call>\n{json.dumps(o)}\n</tool_call>" for o in objects)
+    elif style == "mistral":
+        text = "[TOOL_CALLS]" + json.dumps(objects)
+    elif style == "list":
+        text = json.dumps(objects)
+    else:
+        assert len(objects) == 1, "one call per reply in this style"
+        text = json.dumps({"name": objects[0]["name"], "parameters": objects[0]["arguments"]})
+        if style == "fenced":
+            text = f"```json\n{text}\n```"
+    return text_reply(text, chunk_size=7)
+
+
+NO_TOOLS_ERRORS: dict[str, tuple[int, str]] = {
+    "ollama": (400, "registry.ollama.ai/library/gemma:2b does not support tools"),
+    "vllm": (
+        400,
+        '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set',
+    ),
+    "llama.cpp": (500, "tools param requires --jinja flag"),
+}
+
+
+def no_tools_error(server: str) -> Respond:
+    """What a server or model without tool calling answers to a request that has tools."""
+    status, message = NO_TOOLS_ERRORS[server]
+    return error(status, message)
+
+
 def tool_call_chunks(
     calls: Sequence[tuple[str, Mapping[str, Any] | str]],
     *,
@@ -662,7 +709,8 @@ class FakeOpenAI:
         return self.models[0] if self.models else MODEL
 
     def settings(self, **overrides: Any) -> Settings:
-        """Settings pointing at this server: short timeouts, no retries unless asked."""
+        """Settings pointing at this server: short timeouts, no retries and no re-asking a plain-text
+        reply unless asked (so a script is one reply per request the test means)."""
         from astro_tui.config import Settings
 
         values: dict[str, Any] = {
@@ -671,6 +719,7 @@ class FakeOpenAI:
             "connect_timeout_s": 2.0,
             "read_timeout_s": 5.0,
             "max_retries": 0,
+            "max_reasks": 0,
         }
         values.update(overrides)
         return Settings(**values)

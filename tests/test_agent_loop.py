@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import threading
@@ -21,10 +22,14 @@ from astro_tui.agent.events import (
     Answer,
     Done,
     ErrorEvent,
+    Notice,
+    Reasked,
     ReasoningDelta,
     RetryEvent,
     TextDelta,
+    ToolCallArguments,
     ToolCallFinished,
+    ToolCallSkipped,
     ToolCallStarted,
     ToolResult,
     UsageEvent,
@@ -39,9 +44,12 @@ from tests.fake_openai import (
     FakeOpenAI,
     cut,
     error,
+    no_tools_error,
     reasoning_reply,
     stall,
     text_reply,
+    text_tool_call_reply,
+    think_reply,
     tool_call_reply,
 )
 from tests.test_agent_tools import build_shop
@@ -128,7 +136,9 @@ async def test_tool_rounds_then_submit_result(
         submit(),
     )
     events = await collect(agent, "total revenue?")
-    kinds = [type(e).__name__ for e in events if not isinstance(e, TextDelta | UsageEvent)]
+    kinds = [
+        type(e).__name__ for e in events if not isinstance(e, TextDelta | UsageEvent | ToolCallArguments)
+    ]
     assert kinds == [
         "ToolCallStarted",
         "ToolCallFinished",
@@ -205,7 +215,12 @@ async def test_calls_after_an_answer_are_not_run(agent: Agent, fake_openai: Fake
         )
     )
     events = await collect(agent, "q")
-    assert len(of(events, ToolCallStarted)) == 1 and events[-1].tool_calls == 1
+    assert len(of(events, ToolCallFinished)) == 1 and events[-1].tool_calls == 1
+    skipped = of(events, ToolCallSkipped)
+    assert [(s.name, s.reason) for s in skipped] == [
+        ("run_sql", "not run: the turn already ended with an answer")
+    ]
+    assert skipped[0].call_id == of(events, ToolCallStarted)[1].call_id  # the block that streamed
     messages = agent.messages()
     assert any(m.get("content") == "not run: the turn already ended with an answer" for m in messages)
     assert_consistent(messages[1:])
@@ -532,3 +547,139 @@ async def test_one_deadline_timer_per_model_reply_not_per_token(
     events = await collect(agent, "q")
     assert len(of(events, TextDelta)) == 400 and events[-1].reason == "text"
     assert len(timers) == 1
+
+
+# --------------------------------------------------------------------------- real servers' ways
+
+
+async def test_a_tool_call_shows_while_the_model_is_still_writing_it(
+    agent: Agent, fake_openai: FakeOpenAI
+) -> None:
+    """Started on its name, arguments as they stream: the reply never finishes here (a stall),
+    yet the whole SQL has reached the consumer."""
+    fake_openai.script(stall(tool_call_reply([("run_sql", {"sql": BY_REGION})], chunk_size=5), seconds=30))
+    seen: list[AgentEvent] = []
+    written = ""
+    async with contextlib.aclosing(agent.run("orders by region?")) as events:
+        async for event in events:
+            seen.append(event)
+            if isinstance(event, ToolCallArguments):
+                written += event.text
+                if written.endswith("}") and json.loads(written) == {"sql": BY_REGION}:
+                    break
+    started = of(seen, ToolCallStarted)
+    assert [s.name for s in started] == ["run_sql"]
+    assert len(of(seen, ToolCallArguments)) > 10 and not of(seen, ToolCallFinished)
+    assert {e.call_id for e in of(seen, ToolCallArguments)} == {started[0].call_id}
+
+
+async def test_the_streamed_call_is_the_one_that_runs(agent: Agent, fake_openai: FakeOpenAI) -> None:
+    fake_openai.script(tool_call_reply([("run_sql", {"sql": "SELECT 1"})], style="vllm"), submit())
+    events = await collect(agent, "q")
+    first = of(events, ToolCallStarted)[0]
+    assert events.index(first) < events.index(of(events, UsageEvent)[0])  # before the reply ended
+    assert of(events, ToolCallFinished)[0].call_id == first.call_id == of(events, ToolResult)[0].call_id
+    assert "".join(a.text for a in of(events, ToolCallArguments) if a.call_id == first.call_id) == (
+        '{"sql": "SELECT 1"}'
+    )
+
+
+async def test_a_plain_text_reply_is_asked_once_for_a_tool_answer(
+    fake_openai: FakeOpenAI, shop_db: Database, state: Path
+) -> None:
+    agent = make_agent(fake_openai, shop_db, state, max_reasks=Settings().max_reasks)
+    fake_openai.script(text_reply("Revenue is about 5,000."), submit())
+    events = await collect(agent, "total revenue?")
+    assert len(of(events, Reasked)) == 1
+    answer = of(events, Answer)[0]
+    assert answer.verified and answer.kind == "result"
+    asked = fake_openai.chat_requests[1].body["messages"]
+    assert asked[-2] == {"role": "assistant", "content": "Revenue is about 5,000."}
+    assert asked[-1] == {"role": "user", "content": loop_module.REASK_INSTRUCTION}
+    assert events[-1].reason == "answer" and events[-1].completions == 2
+    assert_consistent(agent.messages()[1:])
+
+
+async def test_a_second_plain_text_reply_stands_as_unverified(
+    fake_openai: FakeOpenAI, shop_db: Database, state: Path
+) -> None:
+    agent = make_agent(fake_openai, shop_db, state, max_reasks=1)
+    fake_openai.script(text_reply("About 5,000."), text_reply("I cannot say more than about 5,000."))
+    events = await collect(agent, "total revenue?")
+    assert len(of(events, Reasked)) == 1
+    answer = of(events, Answer)[0]
+    assert (answer.kind, answer.text) == ("unverified", "I cannot say more than about 5,000.")
+    assert events[-1].reason == "text" and events[-1].completions == 2
+    fake_openai.assert_script_consumed()
+
+
+async def test_asking_again_counts_in_the_turns_limits(
+    fake_openai: FakeOpenAI, shop_db: Database, state: Path
+) -> None:
+    agent = make_agent(fake_openai, shop_db, state, max_reasks=1, max_completions=1)
+    fake_openai.script(text_reply("About 5,000."))
+    events = await collect(agent, "total revenue?")
+    assert not of(events, Reasked) and of(events, Answer)[0].kind == "unverified"
+    assert len(fake_openai.chat_requests) == 1
+
+
+@pytest.mark.parametrize("opened", [True, False])
+async def test_think_tags_in_the_content_are_reasoning(
+    agent: Agent, fake_openai: FakeOpenAI, opened: bool
+) -> None:
+    fake_openai.script(think_reply("First, the orders table.", "Not something I can count.", opened=opened))
+    events = await collect(agent, "q")
+    answer = of(events, Answer)[0]
+    assert answer.text == "Not something I can count."
+    if opened:  # the tag is seen as it streams
+        assert "".join(e.text for e in of(events, ReasoningDelta)) == "First, the orders table."
+        assert "think>" not in "".join(e.text for e in of(events, TextDelta))
+    assert agent.messages()[-1] == {"role": "assistant", "content": "Not something I can count."}
+
+
+@pytest.mark.parametrize("style", ["hermes", "json", "fenced", "mistral", "list"])
+async def test_tool_calls_written_as_text_are_run(agent: Agent, fake_openai: FakeOpenAI, style: str) -> None:
+    fake_openai.script(text_tool_call_reply([("run_sql", {"sql": BY_REGION})], style=style), submit())  # type: ignore[arg-type]
+    events = await collect(agent, "orders by region?")
+    assert "--jinja" in of(events, Notice)[0].message
+    result = of(events, ToolResult)[0]
+    assert result.ok and result.result is not None and result.result.row_count == 3
+    assert of(events, Answer)[0].verified
+    assert_consistent(agent.messages()[1:])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'Here is the call: {"name": "run_sql", "arguments": {"sql": "SELECT 1"}}',
+        '{"name": "drop_everything", "arguments": {}}',
+        '{"name": "run_sql", "arguments": {"sql": "SELECT 1"}, "note": "extra"}',
+        '<tool_call>{"name": "run_sql", "arguments": {"sql": "SELECT 1"}}</tool_call> and then some',
+    ],
+)
+async def test_text_that_only_looks_like_a_call_stays_text(
+    agent: Agent, fake_openai: FakeOpenAI, text: str
+) -> None:
+    fake_openai.script(text_reply(text))
+    events = await collect(agent, "q")
+    assert not of(events, Notice) and not of(events, ToolResult)
+    assert of(events, Answer)[0].kind == "unverified"
+
+
+@pytest.mark.parametrize(
+    ("server", "fix"),
+    [
+        ("ollama", "pick one that has"),
+        ("vllm", "--enable-auto-tool-choice --tool-call-parser"),
+        ("llama.cpp", "start llama-server with --jinja"),
+    ],
+)
+async def test_a_server_without_tool_calling_gets_one_line_naming_the_fix(
+    agent: Agent, fake_openai: FakeOpenAI, server: str, fix: str
+) -> None:
+    fake_openai.script(no_tools_error(server))
+    events = await collect(agent, "q")
+    error_event = of(events, ErrorEvent)[0]
+    assert error_event.kind == "config" and fix in error_event.message
+    assert "\n" not in error_event.message and "cannot call tools" in error_event.message
+    assert len(fake_openai.chat_requests) == 1  # not retried

@@ -172,3 +172,40 @@ async def test_chart_answer(warehouse: Database, fake_openai: FakeOpenAI, tmp_pa
     _, out, _ = await ask("q", warehouse, fake_openai.settings(), tmp_path, json_output=True)
     record = json.loads(out)
     assert record["kind"] == "chart" and record["chart"]["y"] == ["orders"]
+
+
+class _Terminal(io.StringIO):
+    """stderr as a terminal: `astro ask` then draws the call being written in place."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+async def test_progress_shows_calls_as_they_are_written_on_a_terminal(
+    warehouse: Database, fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    script_answer(fake_openai)
+    out, err = io.StringIO(), _Terminal()
+    code = await run_ask(
+        "revenue?", warehouse, fake_openai.settings(), json_output=False, state_dir=tmp_path, out=out, err=err
+    )
+    assert code == 0
+    shown = err.getvalue()
+    assert "▶ run_sql  writing… 0 characters" in shown and "\r\x1b[K▶ run_sql  -- orders by status\n" in shown
+    assert shown.count("▶ run_sql") >= 2 and shown.endswith("\n")
+
+
+async def test_progress_in_a_pipe_is_one_line_per_call_and_says_when_it_asked_again(
+    warehouse: Database, fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    fake_openai.script(text_reply("Roughly a lot."))
+    script_answer(fake_openai)
+    code, out, err = await ask("revenue?", warehouse, fake_openai.settings(max_reasks=1), tmp_path)
+    assert code == 0 and "Completed orders brought in $" in out
+    lines = err.splitlines()
+    assert lines[:2] == [
+        "Roughly a lot.",
+        "↻ the model answered in plain text; asked it once more to answer with a tool",
+    ]
+    assert "writing" not in err and "\r" not in err
+    assert lines[2].startswith("▶ run_sql")

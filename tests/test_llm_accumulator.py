@@ -194,3 +194,29 @@ def test_any_fragmentation_reassembles_exactly(args: dict[str, str], cuts: list[
     chunks.append(delta_chunk({}, "tool_calls"))
     _, done = run(chunks)
     assert json.loads(done.tool_calls[0].arguments) == args
+
+
+THINK_CASES = [
+    # (content, reasoning, text)
+    ("<think>plan the query</think>\n\nThe answer.", "plan the query", "The answer."),
+    ("  \n<think>a < b, not </thin> yet</think>Done", "a < b, not </thin> yet", "Done"),
+    ("<think>never closed", "never closed", ""),
+    ("<thin>not a tag</thin>", "", "<thin>not a tag</thin>"),
+    ("<", "", "<"),
+    ("Plain <think> in the middle</think> stays", "", "Plain <think> in the middle</think> stays"),
+    ("the template opened it</think>\n\nReply", "the template opened it", "Reply"),
+]
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=st.sampled_from(THINK_CASES), cuts=st.lists(st.integers(min_value=1, max_value=60), max_size=8))
+def test_think_tags_split_anywhere_are_reasoning(case: tuple[str, str, str], cuts: list[int]) -> None:
+    content, reasoning, text = case
+    points = sorted({c for c in cuts if c < len(content)})
+    pieces = [content[a:b] for a, b in zip([0, *points], [*points, len(content)], strict=True)]
+    deltas, done = run([delta_chunk({"content": piece}) for piece in pieces] + [delta_chunk({}, "stop")])
+    assert (done.reasoning, done.text) == (reasoning, text)
+    streamed_reasoning = "".join(d.text for d in deltas if isinstance(d, ReasoningDelta))
+    if content.lstrip().startswith("<think>"):  # seen while streaming, not only at the end
+        assert streamed_reasoning == reasoning
+        assert "".join(d.text for d in deltas if isinstance(d, TextDelta)) == text

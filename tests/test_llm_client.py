@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from astro_tui.llm import ChatClient, Completion, LLMError, ReasoningDelta, TextDelta
+from astro_tui.llm import ChatClient, Completion, LLMError, ReasoningDelta, TextDelta, ToolCallDelta
 from tests.fake_openai import (
     FakeOpenAI,
     chat_completion,
@@ -113,7 +113,17 @@ async def test_tool_call_styles(fake_openai: FakeOpenAI, style: str) -> None:
     fake_openai.script(tool_call_reply(calls, style=style, text="Checking."))  # type: ignore[arg-type]
     async with ChatClient(fake_openai.settings()) as client:
         deltas, done = await collect(client)
-    assert "".join(d.text for d in deltas) == "Checking."
+    assert "".join(d.text for d in deltas if isinstance(d, TextDelta)) == "Checking."
+    streamed: dict[int, list[ToolCallDelta]] = {}
+    for delta in deltas:
+        if isinstance(delta, ToolCallDelta):
+            streamed.setdefault(delta.position, []).append(delta)
+    # Each call streams as it is written: its name first, then its arguments piece by piece.
+    assert [
+        (parts[0].name, json.loads("".join(p.arguments for p in parts))) for parts in streamed.values()
+    ] == [(name, args) for name, args in calls]
+    assert all(len(parts) > 1 for parts in streamed.values()) == (style != "ollama")
+    assert [c.position for c in done.tool_calls] == list(streamed)
     assert done.finish_reason == "tool_calls"
     assert [(c.name, json.loads(c.arguments)) for c in done.tool_calls] == [
         (name, args) for name, args in calls

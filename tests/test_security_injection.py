@@ -160,7 +160,8 @@ def ask_scripts() -> dict[str, list[ScriptItem]]:
     comment = HOSTILE.replace("\r", "")  # a CR would end the SQL comment
     tickets = "-- " + comment + '\nSELECT id, body, "' + HOSTILE_COLUMN + '" FROM support.tickets ORDER BY id'
     return {
-        "model-text": [text_reply("Here you go: " + HOSTILE)],
+        # asked once more for a tool answer, the model says it again
+        "model-text": [text_reply("Here you go: " + HOSTILE), text_reply("Again: " + HOSTILE)],
         "progress-and-result": [
             tool_call_reply([("run_sql", {"sql": tickets})], text="Let me look " + HOSTILE),
             tool_call_reply([("run_sql", {"sql": 'SELECT * FROM "\x1b]52;c;cHduZWQ=\x07"'})]),

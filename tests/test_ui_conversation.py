@@ -243,3 +243,39 @@ async def test_the_waiting_notice_goes_when_the_question_starts(
         await wait_until(pilot, lambda: app.conversation.query(AnswerCard), timeout=30)
         await wait_until(pilot, lambda: not app.conversation.running)
         assert "waiting for the database" not in log_text(app), "the passing notice is gone"
+
+
+async def test_a_tool_call_is_shown_while_the_model_writes_it(shop_db: Path, fake_openai: FakeOpenAI) -> None:
+    """The reply stalls after the call's arguments: the block is there, open, with the SQL."""
+    sql = "SELECT region, count(*) AS orders_seen FROM sales.orders GROUP BY region"
+    fake_openai.script(stall(tool_call_reply([("run_sql", {"sql": sql})], chunk_size=6), seconds=30))
+    app = make_app(shop_db, fake_openai.settings())
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await submit(pilot, "orders per region?")
+        await wait_until(pilot, lambda: bool(app.conversation.query(ToolBlock)))
+        block = app.conversation.query_one(ToolBlock)
+        await wait_until(
+            pilot,
+            lambda: "orders_seen FROM sales.orders GROUP BY region" in plain(block.query_one(".tool-args")),
+        )
+        assert block.state == "streaming" and not block.collapsed
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not app.conversation.running)
+        assert block.state == "cancelled" and block.collapsed
+
+
+async def test_a_plain_text_reply_is_asked_again_in_view(shop_db: Path, fake_openai: FakeOpenAI) -> None:
+    fake_openai.script(
+        text_reply("Probably 7 orders."),
+        tool_call_reply([("send_message", {"message": "I need to look at the data first: which year?"})]),
+    )
+    app = make_app(shop_db, fake_openai.settings(max_reasks=1))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await submit(pilot, "how many orders?")
+        await wait_until(pilot, lambda: not app.conversation.running)
+        shown = log_text(app)
+        assert "asked it once more to answer with a tool" in shown and "which year?" in shown
+        first = app.conversation.log_view.query(StreamingMarkdown).first()
+        assert first.source == "Probably 7 orders." and first.has_class("-unverified")

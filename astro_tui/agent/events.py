@@ -21,15 +21,47 @@ DoneReason = Literal["answer", "text", "limit", "error", "cancelled"]
 
 @dataclass(frozen=True, slots=True)
 class ToolCallStarted:
-    """A tool call is about to run: the model's reply is complete, and this call is next.
+    """The model has begun writing a tool call: its name has streamed, its arguments follow.
 
-    Emitted once per call that runs, right before its `ToolCallFinished` (which
-    carries the parsed arguments) and then its `ToolResult`; calls that are not
-    run (after an answer, past the call limit) get no events.
+    Then come `ToolCallArguments` as the arguments stream, and once the reply is
+    complete either `ToolCallFinished` (parsed arguments) and `ToolResult`, or
+    `ToolCallSkipped` for a call that is not run. A turn that stops mid-reply
+    (Esc, an error) leaves its started calls without either.
     """
 
     call_id: str
     name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallArguments:
+    """A fragment of a started call's JSON arguments, as the model writes them."""
+
+    call_id: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallSkipped:
+    """A call the model wrote that is not run: the turn already had its answer, or hit its limit."""
+
+    call_id: str
+    name: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """Something the user should know about how the turn went, that is not an error."""
+
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Reasked:
+    """The model answered a data question in plain text and is asked once more to answer with a tool."""
+
+    instruction: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,10 +185,14 @@ __all__ = [
     "Done",
     "DoneReason",
     "ErrorEvent",
+    "Notice",
+    "Reasked",
     "ReasoningDelta",
     "RetryEvent",
     "TextDelta",
+    "ToolCallArguments",
     "ToolCallFinished",
+    "ToolCallSkipped",
     "ToolCallStarted",
     "ToolResult",
     "UsageEvent",
@@ -166,7 +202,11 @@ AgentEvent = (
     TextDelta
     | ReasoningDelta
     | ToolCallStarted
+    | ToolCallArguments
     | ToolCallFinished
+    | ToolCallSkipped
+    | Reasked
+    | Notice
     | ToolResult
     | Answer
     | ErrorEvent

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import shutil
+import time
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -20,9 +21,13 @@ from astro_tui.agent.events import (
     Answer,
     Done,
     ErrorEvent,
+    Notice,
+    Reasked,
     RetryEvent,
     TextDelta,
+    ToolCallArguments,
     ToolCallFinished,
+    ToolCallSkipped,
     ToolCallStarted,
     ToolResult,
 )
@@ -36,30 +41,59 @@ from astro_tui.data.text_table import format_table, json_safe
 from astro_tui.llm import ChatClient, LLMError, model_not_configured_message
 
 TEXT_ROWS = 50
+LIVE_REFRESH_S = 0.1
 JSON_ROWS = 1_000
 CONFIG_ERROR_KINDS = frozenset({"config", "auth", "not_found"})
 
 
 class _Progress:
-    """Tool calls as one line each on stderr; the model's interim words before them, dimmed by position."""
+    """Tool calls as one line each on stderr; the model's interim words before them, dimmed by position.
+
+    On a terminal the line of a call being written counts its characters as they
+    stream, then is replaced by the call's summary; in a pipe only the summary is written.
+    """
 
     def __init__(self, err: TextIO) -> None:
         self.err = err
         self.pending: list[str] = []
+        self.live = _is_terminal(err)
+        self.writing: tuple[str, int, float] | None = None  # name, characters, when last shown
 
     def event(self, event: object) -> None:
         if isinstance(event, TextDelta):
             self.pending.append(event.text)
         elif isinstance(event, ToolCallStarted):
             self.flush()
+            if self.live:
+                self.writing = (event.name, 0, 0.0)
+                self._show_writing()
+        elif isinstance(event, ToolCallArguments) and self.writing is not None:
+            name, size, shown = self.writing
+            self.writing = (name, size + len(event.text), shown)
+            if time.monotonic() - shown >= LIVE_REFRESH_S:
+                self._show_writing()
         elif isinstance(event, ToolCallFinished):
             summary = f"  {event.summary}" if event.summary else ""
             self.line(f"▶ {event.name}{summary}")
+        elif isinstance(event, ToolCallSkipped):
+            self.line(f"– {event.name}  {event.reason}")
         elif isinstance(event, ToolResult) and not event.ok:
             first = event.content.strip().splitlines()[0] if event.content.strip() else "failed"
             self.line(f"  ✗ {first[:200]}")
         elif isinstance(event, RetryEvent):
             self.line(f"… {event.message}")
+        elif isinstance(event, Reasked):
+            self.flush()
+            self.line("↻ the model answered in plain text; asked it once more to answer with a tool")
+        elif isinstance(event, Notice):
+            self.line(f"ℹ {event.message}")
+
+    def _show_writing(self) -> None:
+        assert self.writing is not None
+        name, size, _ = self.writing
+        self.writing = (name, size, time.monotonic())
+        self.err.write(f"\r\x1b[K▶ {inert(name, keep_newlines=False)}  writing… {size:,} characters")
+        self.err.flush()
 
     def flush(self) -> None:
         text = "".join(self.pending).strip()
@@ -68,8 +102,18 @@ class _Progress:
             self.line(text)
 
     def line(self, text: str) -> None:
+        if self.writing is not None:
+            self.writing = None
+            self.err.write("\r\x1b[K")
         self.err.write(inert(text) + "\n")
         self.err.flush()
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def _is_scalar(result: QueryResult) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import datetime as dt
 import threading
 import time
@@ -32,8 +33,12 @@ from astro_tui.agent.events import (
     Done,
     DoneReason,
     ErrorEvent,
+    Notice,
+    Reasked,
     RetryEvent,
+    ToolCallArguments,
     ToolCallFinished,
+    ToolCallSkipped,
     ToolCallStarted,
     ToolResult,
     UsageEvent,
@@ -49,15 +54,34 @@ from astro_tui.config import Settings
 from astro_tui.data.catalog_model import Catalog
 from astro_tui.data.database import CancelToken, Database
 from astro_tui.files import atomic_write_text
-from astro_tui.llm import ChatClient, Completion, LLMError, deadline_error, truncation_error
+from astro_tui.llm import (
+    ChatClient,
+    Completion,
+    LLMError,
+    ToolCallDelta,
+    deadline_error,
+    truncation_error,
+)
+from astro_tui.llm.text_tool_calls import recover_tool_calls
 
 CALLS_LEFT_WARNING = 3
+TEXT_CALLS_NOTICE = (
+    "the model server returned the tool call as text and astro read it as a call; "
+    "for real tool calls start llama-server with --jinja, or vLLM with --enable-auto-tool-choice"
+)
+REASK_INSTRUCTION = (
+    "Your reply did not go through a tool, so none of its values can be shown as verified. "
+    "Answer again with an output tool: submit_result, submit_observation or render_chart "
+    "for an answer from the data (run the SQL first), or send_message if you need to ask "
+    "the user something or the question is not about the data."
+)
 
 
 @dataclass
 class _Tally:
     tool_calls: int = 0
     completions: int = 0
+    reasks: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
@@ -340,12 +364,21 @@ class Agent:
                     )
 
                 completion: Completion | None = None
+                live: dict[int, str] = {}  # a streaming call's position in the reply → its call id
                 began = time.perf_counter()
                 try:
                     async with contextlib.aclosing(self._stream(client, deadline)) as stream:
                         async for item in stream:
                             if isinstance(item, Completion):
                                 completion = item
+                            elif isinstance(item, ToolCallDelta):
+                                call_id = live.get(item.position)
+                                if call_id is None:
+                                    call_id = self._unique_id(item.call_id or f"call_{item.position}")
+                                    live[item.position] = call_id
+                                    yield ToolCallStarted(call_id, item.name)
+                                if item.arguments:
+                                    yield ToolCallArguments(call_id, item.arguments)
                             else:  # TextDelta, ReasoningDelta, RetryEvent: events as they are
                                 yield item
                 except LLMError as err:
@@ -366,6 +399,11 @@ class Agent:
                     raise _Stop(err.message, err.kind, "error")
 
                 if not completion.tool_calls:
+                    recovered = recover_tool_calls(completion.text, self.registry.names)
+                    if recovered is not None:
+                        completion = dataclasses.replace(completion, text="", tool_calls=recovered)
+                        yield Notice(TEXT_CALLS_NOTICE)
+                if not completion.tool_calls:
                     text = completion.text.strip()
                     if not text:
                         raise _Stop(
@@ -374,6 +412,11 @@ class Agent:
                             "error",
                         )
                     turn.entries.append(Entry({"role": "assistant", "content": completion.text}))
+                    if tally.reasks < limits.max_reasks and tally.completions < limits.max_completions:
+                        tally.reasks += 1
+                        turn.entries.append(Entry({"role": "user", "content": REASK_INSTRUCTION}))
+                        yield Reasked(REASK_INSTRUCTION)
+                        continue
                     self._finish(turn, "text")
                     if completion.finish_reason == "length":
                         yield ErrorEvent(
@@ -390,22 +433,26 @@ class Agent:
                     return
 
                 calls = [
-                    self.registry.parse(self._unique_id(c.id), c.name, c.arguments)
+                    self.registry.parse(live.get(c.position) or self._unique_id(c.id), c.name, c.arguments)
                     for c in completion.tool_calls
                 ]
                 turn.entries.append(Entry(_assistant_message(completion.text, calls)))
                 answer: Answer | None = None
                 for call in calls:
-                    if answer is not None:
-                        turn.entries.append(
-                            _tool_entry(call, "not run: the turn already ended with an answer")
-                        )
-                        continue
-                    if tally.tool_calls >= limits.max_tool_calls:
-                        turn.entries.append(_tool_entry(call, "not run: the tool call limit was reached"))
+                    skipped = (
+                        "not run: the turn already ended with an answer"
+                        if answer is not None
+                        else "not run: the tool call limit was reached"
+                        if tally.tool_calls >= limits.max_tool_calls
+                        else None
+                    )
+                    if skipped is not None:
+                        turn.entries.append(_tool_entry(call, skipped))
+                        yield ToolCallSkipped(call.call_id, call.name, skipped)
                         continue
                     tally.tool_calls += 1
-                    yield ToolCallStarted(call.call_id, call.name)
+                    if call.call_id not in live.values():
+                        yield ToolCallStarted(call.call_id, call.name)
                     yield ToolCallFinished(
                         call.call_id, call.name, call.arguments, call_summary(call.name, call.arguments)
                     )

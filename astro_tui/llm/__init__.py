@@ -18,6 +18,7 @@ from astro_tui.llm.messages import (
     StreamDelta,
     StreamItem,
     TextDelta,
+    ToolCallDelta,
     ToolCallRequest,
     Usage,
 )
@@ -31,6 +32,7 @@ __all__ = [
     "StreamDelta",
     "StreamItem",
     "TextDelta",
+    "ToolCallDelta",
     "ToolCallRequest",
     "Usage",
     "deadline_error",

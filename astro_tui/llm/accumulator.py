@@ -21,9 +21,11 @@ from astro_tui.llm.messages import (
     ReasoningDelta,
     StreamDelta,
     TextDelta,
+    ToolCallDelta,
     ToolCallRequest,
     Usage,
 )
+from astro_tui.llm.think_tags import ThinkSplitter, split_unopened
 
 _LEGACY_FUNCTION_CALL = -1
 
@@ -31,13 +33,15 @@ _LEGACY_FUNCTION_CALL = -1
 class _Call:
     """A tool call being assembled; fragments are joined once, at the end."""
 
-    __slots__ = ("id", "name", "parts", "size")
+    __slots__ = ("announced", "id", "name", "parts", "position", "size")
 
-    def __init__(self) -> None:
+    def __init__(self, position: int) -> None:
         self.id: str | None = None
         self.name: str = ""
         self.parts: list[str] = []
         self.size = 0
+        self.position = position
+        self.announced = False
 
 
 class DeltaAccumulator:
@@ -51,6 +55,7 @@ class DeltaAccumulator:
         "_last",
         "_reasoning",
         "_text",
+        "_think",
         "_usage",
     )
 
@@ -63,6 +68,7 @@ class DeltaAccumulator:
         self._last: _Call | None = None
         self._finish_reason: str | None = None
         self._usage: Any = None
+        self._think = ThinkSplitter()
 
     @property
     def started(self) -> bool:
@@ -99,8 +105,13 @@ class DeltaAccumulator:
 
         content = delta.get("content")
         if content and isinstance(content, str):
-            self._text.append(content)
-            out.append(TextDelta(content))
+            for is_reasoning, piece in self._think.feed(content):
+                if is_reasoning:
+                    self._reasoning.append(piece)
+                    out.append(ReasoningDelta(piece))
+                else:
+                    self._text.append(piece)
+                    out.append(TextDelta(piece))
         refusal = delta.get("refusal")
         if refusal and isinstance(refusal, str):
             self._text.append(refusal)
@@ -114,13 +125,47 @@ class DeltaAccumulator:
                 fn = tc.get("function")
                 if type(fn) is not dict:
                     fn = {}
-                self._feed_call(tc.get("index"), tc.get("id"), fn.get("name"), fn.get("arguments"))
+                self._feed_call(tc.get("index"), tc.get("id"), fn.get("name"), fn.get("arguments"), out)
         else:
             legacy = delta.get("function_call")
             if legacy and type(legacy) is dict:
-                self._feed_call(_LEGACY_FUNCTION_CALL, None, legacy.get("name"), legacy.get("arguments"))
+                self._feed_call(_LEGACY_FUNCTION_CALL, None, legacy.get("name"), legacy.get("arguments"), out)
 
-    def _feed_call(self, index: Any, call_id: Any, name: Any, arguments: Any) -> None:
+    def _feed_call(self, index: Any, call_id: Any, name: Any, arguments: Any, out: list[StreamDelta]) -> None:
+        call = self._call_for(index, call_id)
+        if name and isinstance(name, str) and name != call.name:
+            if not call.name or name.startswith(call.name):
+                call.name = name
+            elif not call.parts:
+                call.name += name
+
+        fragment = ""
+        if arguments:
+            if not isinstance(arguments, str):
+                # A few servers send the arguments as an object, not JSON text.
+                text = json.dumps(arguments, ensure_ascii=False)
+                call.parts = [text]
+                call.size = len(text)
+                fragment = text
+            elif not (
+                call.size
+                and len(arguments) == call.size
+                and arguments[-1] == "}"
+                and arguments == "".join(call.parts)
+            ):  # else: the whole arguments repeated in a closing chunk
+                call.parts.append(arguments)
+                call.size += len(arguments)
+                fragment = arguments
+
+        if not call.name:
+            return  # announced once the name arrives, with what came before it
+        if not call.announced:
+            call.announced = True
+            out.append(ToolCallDelta(call.position, call.id or "", call.name, "".join(call.parts)))
+        elif fragment:
+            out.append(ToolCallDelta(call.position, call.id or "", call.name, fragment))
+
+    def _call_for(self, index: Any, call_id: Any) -> _Call:
         call_id = call_id if isinstance(call_id, str) and call_id else None
         if type(index) is int:
             call = self._by_index.get(index)
@@ -139,32 +184,10 @@ class DeltaAccumulator:
             call.id = call_id
             self._by_id[call_id] = call
         self._last = call
-
-        if name and isinstance(name, str) and name != call.name:
-            if not call.name or name.startswith(call.name):
-                call.name = name
-            elif not call.parts:
-                call.name += name
-
-        if arguments:
-            if not isinstance(arguments, str):
-                # A few servers send the arguments as an object, not JSON text.
-                text = json.dumps(arguments, ensure_ascii=False)
-                call.parts = [text]
-                call.size = len(text)
-                return
-            if (
-                call.size
-                and len(arguments) == call.size
-                and arguments[-1] == "}"
-                and arguments == "".join(call.parts)
-            ):
-                return  # the whole arguments repeated in a closing chunk
-            call.parts.append(arguments)
-            call.size += len(arguments)
+        return call
 
     def _new_call(self) -> _Call:
-        call = _Call()
+        call = _Call(len(self._calls))
         self._calls.append(call)
         return call
 
@@ -183,14 +206,24 @@ class DeltaAccumulator:
                     n += 1
                     call_id = f"call_{n}"
                 taken.add(call_id)
-            calls.append(ToolCallRequest(call_id, call.name, "".join(call.parts)))
+            calls.append(ToolCallRequest(call_id, call.name, "".join(call.parts), call.position))
 
         reason = self._finish_reason
         if calls and reason == "stop":
             reason = "tool_calls"
+        text, reasoning = "".join(self._text), "".join(self._reasoning)
+        held = self._think.rest()
+        if held is not None:
+            if held[0]:
+                reasoning += held[1]
+            else:
+                text += held[1]
+        unopened = split_unopened(text)
+        if unopened is not None:
+            reasoning, text = reasoning + unopened[0], unopened[1]
         return Completion(
-            text="".join(self._text),
-            reasoning="".join(self._reasoning),
+            text=text,
+            reasoning=reasoning,
             tool_calls=calls,
             finish_reason=reason,
             usage=_usage(self._usage),

@@ -297,9 +297,45 @@ def _status_error(
         return make(
             f"the model server is rate limiting requests (429){_with(detail)}", "rate_limit", retryable=True
         )
+    no_tools = _no_tools_fix(detail)
+    if no_tools is not None:
+        return make(
+            f"the model server cannot call tools with model '{model}' (HTTP {status}): {no_tools}",
+            "config",
+        )
     if status >= 500 or status in (408, 409):
         return make(f"the model server failed (HTTP {status}){_with(detail)}", "server", retryable=True)
     return make(f"the model server rejected the request (HTTP {status}){_with(detail)}", "bad_request")
+
+
+_NO_TOOLS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (
+        re.compile(r"enable-auto-tool-choice|auto\W+tool choice requires", re.IGNORECASE),
+        "start vLLM with --enable-auto-tool-choice --tool-call-parser PARSER (the parser for "
+        "your model's family, e.g. hermes for Qwen, llama3_json for Llama 3)",
+    ),
+    (
+        re.compile(r"--jinja|requires jinja", re.IGNORECASE),
+        "start llama-server with --jinja (the model's own chat template is what calls tools)",
+    ),
+    (
+        re.compile(
+            r"does not support tools|tools? (?:are |is )?not supported|unsupported.{0,20}tools?"
+            r"|tool.{0,20}(?:not supported|unsupported)",
+            re.IGNORECASE,
+        ),
+        "this model has no tool calling; astro answers only through tools, so pick one that has "
+        "(for Ollama: `ollama pull qwen2.5` or llama3.1, and set --model)",
+    ),
+)
+
+
+def _no_tools_fix(detail: str) -> str | None:
+    """The fix for a server or model that refuses the request because it has tools."""
+    for pattern, fix in _NO_TOOLS:
+        if pattern.search(detail):
+            return fix
+    return None
 
 
 def truncation_error(completion: Completion) -> LLMError:

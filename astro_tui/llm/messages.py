@@ -25,6 +25,21 @@ class ReasoningDelta:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolCallDelta:
+    """A tool call as it streams: the first one for a call carries its name, later ones
+    a fragment of its JSON arguments (the fragment may be empty in the first).
+
+    ``position`` is the call's place in the reply (the ``position`` of its final
+    `ToolCallRequest`); ``call_id`` is the server's id if it has arrived yet.
+    """
+
+    position: int
+    call_id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
 class ToolCallRequest:
     """One tool call as the model sent it.
 
@@ -35,6 +50,7 @@ class ToolCallRequest:
     id: str
     name: str
     arguments: str
+    position: int = -1
 
     def as_message_part(self, arguments: str | None = None) -> dict[str, Any]:
         """The wire form for replaying the call in history; pass sanitised arguments if needed."""
@@ -82,5 +98,5 @@ class Completion:
         return message
 
 
-StreamDelta = TextDelta | ReasoningDelta
-StreamItem = TextDelta | ReasoningDelta | Completion
+StreamDelta = TextDelta | ReasoningDelta | ToolCallDelta
+StreamItem = TextDelta | ReasoningDelta | ToolCallDelta | Completion

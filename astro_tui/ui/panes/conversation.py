@@ -40,6 +40,9 @@ FLUSH_S = 0.08
 FLUSH_MAX_S = 0.5
 
 
+REASKED_NOTE = "↻ the model answered in plain text; asked it once more to answer with a tool"
+
+
 class ReasoningBlock(Collapsible):
     """Reasoning streams dimmed and open, then folds away when the answer starts."""
 
@@ -344,6 +347,24 @@ class ConversationPane(Vertical):
             self._set_status("reasoning")
         elif isinstance(event, ev.ToolCallStarted):
             self._tool_started(event.call_id, event.name)
+            self._set_status(f"writing {event.name}")
+        elif isinstance(event, ev.ToolCallArguments):
+            if (block := self._tools.get(event.call_id)) is not None:
+                block.append_arguments(event.text)
+        elif isinstance(event, ev.ToolCallSkipped):
+            if (block := self._tools.get(event.call_id)) is not None:
+                block.skip(event.reason)
+                self._tool_calls -= 1
+        elif isinstance(event, ev.Reasked):
+            self._close_text()
+            if self._md is not None and self._streamed_chars:
+                self._md.add_class("-unverified")
+            self.add_note(
+                "↻ the model answered in plain text; asked it once more to answer with a tool", "retry"
+            )
+            self._set_status("thinking")
+        elif isinstance(event, ev.Notice):
+            self.add_note(f"ℹ {event.message}", "retry")
         elif isinstance(event, ev.ToolCallFinished):
             block = self._tools.get(event.call_id) or self._tool_started(event.call_id, event.name)
             block.set_arguments(event.arguments, event.summary)

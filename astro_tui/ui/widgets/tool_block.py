@@ -27,6 +27,8 @@ _RESULT_PREVIEW_CHARS = 4_000
 # A model can send megabytes in one argument; laying that out (even folded) holds the UI loop.
 _ARGUMENT_PREVIEW_CHARS = 20_000
 _SQL_KEYS = ("sql",)
+_LIVE_LINES = 12  # while a call streams, its newest lines
+_LIVE_REFRESH_S = 0.08
 _SQL_MAP_KEYS = ("inputs", "supporting_queries")
 
 
@@ -69,6 +71,10 @@ class ToolBlock(Collapsible):
         self._frame = 0
         self._args = Static("", classes="tool-args")
         self._result = Static("", classes="tool-result")
+        self._streamed: list[str] = []
+        self._streamed_size = 0
+        self._live_pending = False
+        self._opened_live = False
         super().__init__(self._args, self._result, title="", collapsed=True, classes="tool-block -running")
         self._title = _LiveTitle(label="", collapsed_symbol="▶", expanded_symbol="▼", collapsed=True)
 
@@ -89,7 +95,7 @@ class ToolBlock(Collapsible):
         if self.state in ("streaming", "running"):
             mark = SPINNER[self._frame % len(SPINNER)] if live else "…"
         else:
-            mark = {"ok": "✓", "failed": "✗", "cancelled": "■"}.get(self.state, "·")
+            mark = {"ok": "✓", "failed": "✗", "cancelled": "■", "skipped": "–"}.get(self.state, "·")
         parts: list[str | tuple[str, str]] = [(mark, "bold"), " ", (self.tool_name, "bold")]
         if self.summary:
             parts += ["  ", (self.summary, "italic")]
@@ -100,7 +106,41 @@ class ToolBlock(Collapsible):
             parts += ["  ", (_format_ms(elapsed), "dim")]
         self.title = Content.assemble(*parts)  # type: ignore[assignment]
 
+    def append_arguments(self, text: str) -> None:
+        """The model is still writing the call: show its newest lines, a few times a second."""
+        if self.state != "streaming" or self._streamed_size > _ARGUMENT_PREVIEW_CHARS:
+            return
+        self._streamed.append(text)
+        self._streamed_size += len(text)
+        if not self._live_pending:
+            self._live_pending = True
+            self.set_timer(_LIVE_REFRESH_S, self._show_live)
+
+    def _show_live(self) -> None:
+        self._live_pending = False
+        if self.state != "streaming":
+            return
+        if self.collapsed and not self._opened_live:
+            self._opened_live = True
+            self.collapsed = False
+        self._args.update(_live_renderable("".join(self._streamed), dark=self.app.current_theme.dark))
+
+    def skip(self, reason: str) -> None:
+        """Written by the model but not run (the turn had its answer, or reached its limit)."""
+        self.state = "skipped"
+        self.summary = one_line(reason, 90)
+        self._close_live()
+        self._args.update(inert_text(reason, "italic"))
+        self.set_class(False, "-running")
+        self._refresh_title()
+
+    def _close_live(self) -> None:
+        if self._opened_live:
+            self._opened_live = False
+            self.collapsed = True
+
     def set_arguments(self, arguments: dict[str, Any] | None, summary: str) -> None:
+        self._close_live()
         self.state = "running"
         self.summary = one_line(summary, 90)
         self._args.update(_arguments_renderable(arguments, dark=self.app.current_theme.dark))
@@ -117,6 +157,7 @@ class ToolBlock(Collapsible):
 
     def cancel(self) -> None:
         if self.state in ("streaming", "running"):
+            self._close_live()
             self.state = "cancelled"
             self.set_class(False, "-running")
             self._refresh_title()
@@ -128,6 +169,29 @@ def _format_ms(ms: float) -> str:
 
 def _preview(text: str) -> str:
     return text if len(text) <= _ARGUMENT_PREVIEW_CHARS else text[:_ARGUMENT_PREVIEW_CHARS] + "\n…"
+
+
+def _live_renderable(raw: str, *, dark: bool) -> Any:
+    """The arguments so far: half-written JSON read as far as it goes, SQL highlighted."""
+    from pydantic_core import from_json
+
+    try:
+        partial = from_json(raw, allow_partial="trailing-strings") if raw.strip() else {}
+    except ValueError:
+        partial = None
+    if not isinstance(partial, dict):
+        return inert_text(_tail(raw), "dim")
+    sql = next((v for k, v in partial.items() if k in _SQL_KEYS and isinstance(v, str)), None)
+    if sql is not None:
+        return sql_syntax(_tail(sql), dark=dark)
+    return (
+        _arguments_renderable({k: v for k, v in partial.items()}, dark=dark) if partial else inert_text("…")
+    )
+
+
+def _tail(text: str) -> str:
+    lines = text.splitlines()
+    return "\n".join(lines[-_LIVE_LINES:]) if len(lines) > _LIVE_LINES else text
 
 
 def _arguments_renderable(arguments: dict[str, Any] | None, *, dark: bool) -> Any:
