@@ -37,6 +37,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
+from tests.waiting import HANG_GUARD_S
+
 if TYPE_CHECKING:
     from astro_tui.config import Settings
 
@@ -707,11 +709,11 @@ class FakeOpenAI:
             assert self.requests, "fake_openai: no request received"
             return self.requests[-1]
 
-    def wait_for_requests(self, n: int, timeout: float = 5.0) -> bool:
+    def wait_for_requests(self, n: int, timeout: float = HANG_GUARD_S) -> bool:
         with self._new_request:
             return self._new_request.wait_for(lambda: len(self.requests) >= n, timeout)
 
-    def wait_for_disconnect(self, timeout: float = 5.0) -> bool:
+    def wait_for_disconnect(self, timeout: float = HANG_GUARD_S) -> bool:
         """True once any recorded request saw its client hang up mid-stream."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -196,7 +196,7 @@ async def test_a_failed_open_says_so_and_ctrl_r_opens_it_once_fixed(tmp_path: Pa
 
         data.write_text("id,amount\n1,2.5\n2,3.5\n")
         await pilot.press("ctrl+r")
-        await wait_until(pilot, lambda: app.catalog is not None, timeout=30)
+        await wait_until(pilot, lambda: app.catalog is not None)
         tree = app.query_one(CatalogTree)
         await wait_until(pilot, lambda: bool(tree.root.children))
         assert not plain(status).strip() or not app.catalog_pane.query_one("#catalog-status").display
