@@ -664,14 +664,15 @@ class FakeOpenAI:
         return self.models[0] if self.models else MODEL
 
     def settings(self, **overrides: Any) -> Settings:
-        """Settings pointing at this server: short timeouts, no retries unless asked."""
+        """Settings pointing at this server, no retries unless asked. The timeouts only guard
+        against hangs, so a loaded machine never trips them; tests of timeouts set their own."""
         from astro_tui.config import Settings
 
         values: dict[str, Any] = {
             "model": self.model,
             "base_url": self.base_url,
-            "connect_timeout_s": 2.0,
-            "read_timeout_s": 5.0,
+            "connect_timeout_s": HANG_GUARD_S / 2,
+            "read_timeout_s": HANG_GUARD_S,
             "max_retries": 0,
         }
         values.update(overrides)

@@ -61,6 +61,12 @@ async def wait_until(pilot: Pilot[Any], predicate: Callable[[], Any], timeout: f
     await wait_for_async(predicate, timeout, pause=lambda: pilot.pause(0.02))
 
 
+def no_messages_queued(app: AstroApp) -> bool:
+    """Nothing waits in the app's, a screen's or a widget's queue (an event may bubble)."""
+    pumps = [app, *app.screen_stack, *app.screen.walk_children(with_self=False)]
+    return all(pump._message_queue.empty() for pump in pumps)
+
+
 def _screen_text(app: AstroApp) -> list[str]:
     return ["".join(segment.text for segment in strip) for strip in app.screen._compositor.render_strips()]
 
@@ -72,7 +78,7 @@ async def settled(pilot: Pilot[Any]) -> None:
 
     app = pilot.app
     busy = (WorkerState.PENDING, WorkerState.RUNNING)
-    await wait_until(pilot, lambda: not any(w.state in busy for w in app.workers))
+    await wait_until(pilot, lambda: not any(w.state in busy for w in app.workers) and no_messages_queued(app))
     await pilot.wait_for_scheduled_animations()
     previous: list[str] | None = None
 
