@@ -37,6 +37,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
+from tests.waiting import HANG_GUARD_S
+
 if TYPE_CHECKING:
     from astro_tui.config import Settings
 
@@ -709,15 +711,16 @@ class FakeOpenAI:
         return self.models[0] if self.models else MODEL
 
     def settings(self, **overrides: Any) -> Settings:
-        """Settings pointing at this server: short timeouts, no retries and no re-asking a plain-text
-        reply unless asked (so a script is one reply per request the test means)."""
+        """Settings pointing at this server, no retries and no re-asking a plain-text reply unless
+        asked (so a script is one reply per request the test means). The timeouts only guard
+        against hangs, so a loaded machine never trips them; tests of timeouts set their own."""
         from astro_tui.config import Settings
 
         values: dict[str, Any] = {
             "model": self.model,
             "base_url": self.base_url,
-            "connect_timeout_s": 2.0,
-            "read_timeout_s": 5.0,
+            "connect_timeout_s": HANG_GUARD_S / 2,
+            "read_timeout_s": HANG_GUARD_S,
             "max_retries": 0,
             "max_reasks": 0,
         }
@@ -756,11 +759,11 @@ class FakeOpenAI:
             assert self.requests, "fake_openai: no request received"
             return self.requests[-1]
 
-    def wait_for_requests(self, n: int, timeout: float = 5.0) -> bool:
+    def wait_for_requests(self, n: int, timeout: float = HANG_GUARD_S) -> bool:
         with self._new_request:
             return self._new_request.wait_for(lambda: len(self.requests) >= n, timeout)
 
-    def wait_for_disconnect(self, timeout: float = 5.0) -> bool:
+    def wait_for_disconnect(self, timeout: float = HANG_GUARD_S) -> bool:
         """True once any recorded request saw its client hang up mid-stream."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

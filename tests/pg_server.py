@@ -15,7 +15,6 @@ import shutil
 import socket
 import subprocess
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -185,16 +184,6 @@ def pg_server() -> Iterator[PgServer]:
         pytest.skip("PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb); .ci/run installs it")
     with running_server() as server:
         yield server
-
-
-def wait_until(condition, timeout: float = 30.0) -> bool:  # type: ignore[no-untyped-def]
-    """Poll a condition (a guard against hangs, not a speed assertion)."""
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return bool(condition())
 
 
 _DATASET = """

@@ -107,22 +107,14 @@ class SparkServer:
         return "\n".join(parts)
 
 
-@contextmanager
-def running_server(dataset: list[str] | None = None) -> Iterator[SparkServer]:
-    """Start a private Spark Connect server (and load `dataset`); stopped and removed on exit.
+_ATTEMPTS = 3
+"""Starts on a fresh free port: the port is free when picked, but another process can
+take it before the server binds it."""
+_BIND_FAILED = ("Address already in use", "BindException", "Failed to bind")
 
-    Raises RuntimeError when it cannot start. Also used by bench/bench_spark.py.
-    """
-    home = _spark_home()
-    if home is None:
-        raise RuntimeError(missing() or "no Spark")
-    root = Path(tempfile.mkdtemp(prefix="astro-spark-"))
-    warehouse = root / "warehouse"
-    port = _free_port()
-    env = dict(os.environ, SPARK_HOME=str(home), SPARK_LOCAL_IP="127.0.0.1", SPARK_LOG_DIR=str(root))
-    env.pop("SPARK_CONNECT_MODE_ENABLED", None)
-    env.pop("SPARK_REMOTE", None)
-    cmd = [
+
+def _command(home: Path, root: Path, warehouse: Path, port: int) -> list[str]:
+    return [
         str(home / "bin" / "spark-submit"),
         "--class",
         "org.apache.spark.sql.connect.service.SparkConnectServer",
@@ -134,6 +126,8 @@ def running_server(dataset: list[str] | None = None) -> Iterator[SparkServer]:
         f"-Dderby.system.home={root / 'derby'} -XX:+UseSerialGC -XX:TieredStopAtLevel=1",
         "--conf",
         f"spark.connect.grpc.binding.port={port}",
+        "--conf",
+        "spark.connect.grpc.port.maxRetries=0",  # fail on a taken port, never move to another
         "--conf",
         "spark.connect.grpc.binding.address=127.0.0.1",
         "--conf",
@@ -152,34 +146,101 @@ def running_server(dataset: list[str] | None = None) -> Iterator[SparkServer]:
         "spark.driver.host=127.0.0.1",
         "spark-internal",
     ]
-    log = (root / "server.log").open("wb")
-    proc = subprocess.Popen(
-        cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-    )
-    server = SparkServer(port, root, warehouse)
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+
+
+def _await_our_server(proc: subprocess.Popen[bytes], server: SparkServer, log_path: Path) -> str | None:
+    """None once the server is up and proven ours; otherwise why this start failed.
+
+    Something listening on the port is not proof: another process may have taken it.
+    Ours is alive, its log says it started on this port, and a client session with our
+    token answers with our warehouse directory.
+    """
+    started = f"Spark Connect server started at: 127.0.0.1:{server.port}"
+    end = time.monotonic() + _START_TIMEOUT_S
+    while True:
+        text = log_path.read_text(errors="replace")
+        if proc.poll() is not None:
+            return f"the server exited with {proc.returncode}: {text[-3000:]}"
+        if any(marker in text for marker in _BIND_FAILED):
+            return f"port {server.port} was taken: {text[-1500:]}"
+        if started in text and _listening(server.port):
+            break
+        if time.monotonic() > end:
+            return f"not up after {_START_TIMEOUT_S:g} s: {text[-3000:]}"
+        time.sleep(0.2)  # polling the log between checks
     try:
-        end = time.monotonic() + _START_TIMEOUT_S
-        while not _listening(port):
-            if proc.poll() is not None or time.monotonic() > end:
-                text = (root / "server.log").read_text(errors="replace")[-3000:]
-                raise RuntimeError(f"Spark Connect did not start: {text}")
-            time.sleep(0.2)
+        answered = server.session().conf.get("spark.sql.warehouse.dir")
+    except Exception as exc:  # any failure: not our server, or not working
+        return f"the server on port {server.port} did not answer: {exc}"
+    if proc.poll() is not None or not str(answered).rstrip("/").endswith(str(server.warehouse)):
+        return f"port {server.port} answers for another server (warehouse {answered})"
+    return None
+
+
+@contextmanager
+def running_server(dataset: list[str] | None = None) -> Iterator[SparkServer]:
+    """Start a private Spark Connect server (and load `dataset`); stopped and removed on exit.
+
+    Raises RuntimeError when it cannot start. Also used by bench/bench_spark.py.
+    """
+    home = _spark_home()
+    if home is None:
+        raise RuntimeError(missing() or "no Spark")
+    root = Path(tempfile.mkdtemp(prefix="astro-spark-"))
+    warehouse = root / "warehouse"
+    env = dict(os.environ, SPARK_HOME=str(home), SPARK_LOCAL_IP="127.0.0.1", SPARK_LOG_DIR=str(root))
+    env.pop("SPARK_CONNECT_MODE_ENABLED", None)
+    env.pop("SPARK_REMOTE", None)
+    proc: subprocess.Popen[bytes] | None = None
+    server: SparkServer | None = None
+    failures: list[str] = []
+    try:
+        for attempt in range(_ATTEMPTS):
+            log_path = root / f"server-{attempt}.log"
+            server = SparkServer(_free_port(), root, warehouse)
+            with log_path.open("wb") as log:
+                proc = subprocess.Popen(
+                    _command(home, root, warehouse, server.port),
+                    cwd=root,
+                    env=env,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            failure = _await_our_server(proc, server, log_path)
+            if failure is None:
+                break
+            failures.append(failure)
+            _close_session(server)
+            _stop(proc)
+        else:
+            raise RuntimeError("Spark Connect did not start:\n" + "\n---\n".join(failures))
         for statement in _DATASET if dataset is None else dataset:
             server.sql(statement)
         yield server
     finally:
-        if server._session is not None:
-            with suppress(Exception):
-                server._session.stop()
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=30)
-        log.close()
+        if server is not None:
+            _close_session(server)
+        if proc is not None:
+            _stop(proc)
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _close_session(server: SparkServer) -> None:
+    if server._session is not None:
+        with suppress(Exception):
+            server._session.stop()
+        server._session = None
 
 
 @pytest.fixture(scope="session")

@@ -26,6 +26,7 @@ from tests.fake_openai import (
     text_reply,
     tool_call_reply,
 )
+from tests.waiting import HANG_GUARD_S
 
 MESSAGES = [{"role": "user", "content": "revenue by region?"}]
 TOOLS = [
@@ -347,7 +348,7 @@ async def test_stalled_stream_times_out_within_the_read_timeout(fake_openai: Fak
     assert err.kind == "timeout" and "stopped responding for 0.3 s" in err.message
     assert err.partial is not None and err.partial.text == "partial words"
     assert len(fake_openai.chat_requests) == 1
-    assert fake_openai.wait_for_disconnect(2.0)
+    assert fake_openai.wait_for_disconnect()
 
 
 async def test_stall_before_any_chunk_is_not_retried(fake_openai: FakeOpenAI) -> None:
@@ -405,7 +406,7 @@ async def test_aclose_closes_the_http_stream(fake_openai: FakeOpenAI) -> None:
                 if seen == 2:
                     break
         start = time.monotonic()
-        assert await asyncio.to_thread(fake_openai.wait_for_disconnect, 2.0)
+        assert await asyncio.to_thread(fake_openai.wait_for_disconnect)
         assert time.monotonic() - start < 0.5
 
 
@@ -420,11 +421,11 @@ async def test_cancelling_the_task_closes_the_http_stream(fake_openai: FakeOpenA
                 got_one.set()
 
         task = asyncio.create_task(consume())
-        await asyncio.wait_for(got_one.wait(), 5)
+        await asyncio.wait_for(got_one.wait(), HANG_GUARD_S)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        assert await asyncio.to_thread(fake_openai.wait_for_disconnect, 2.0)
+        assert await asyncio.to_thread(fake_openai.wait_for_disconnect)
 
 
 # --------------------------------------------------------------------------- configuration

@@ -287,7 +287,6 @@ async def test_agent_answer_equals_the_servers_count(
 
 async def test_app_opens_on_the_server_with_tree_sql_and_escape(pg_server: PgServer) -> None:
     from astro_tui.ui.panes.catalog import CatalogTree
-    from tests.pg_server import wait_until as wait_on_server
     from tests.test_ui_support import SIZE, log_text, make_app, ready, submit, wait_until
 
     app = make_app(pg_server.url(), Settings())
@@ -296,17 +295,17 @@ async def test_app_opens_on_the_server_with_tree_sql_and_escape(pg_server: PgSer
         tree = app.query_one(CatalogTree)
         assert [str(n.label.plain).split()[0] for n in tree.root.children] == ["public", "sales"]
         await submit(pilot, "/sql SELECT count(*) AS n FROM sales.customers")
-        await wait_until(pilot, lambda: app.results.current is not None, timeout=30)
+        await wait_until(pilot, lambda: app.results.current is not None)
         assert app.results.current.result.rows() == [(200,)]
         await submit(pilot, "/sql SELECT pg_sleep(60) /* astro-app-esc */")
         await wait_until(pilot, lambda: app._sql_token is not None)
         running = (
             "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%astro-app-esc%' AND state = 'active'"
         )
-        assert wait_on_server(lambda: pg_server.psql(running) == "2")  # the query, and psql's own
+        await wait_until(pilot, lambda: pg_server.psql(running) == "2")  # the query, and psql's own
         await pilot.press("escape")
-        await wait_until(pilot, lambda: "cancelled" in log_text(app), timeout=30)
-        assert wait_on_server(lambda: pg_server.psql(running) == "1")
+        await wait_until(pilot, lambda: "cancelled" in log_text(app))
+        await wait_until(pilot, lambda: pg_server.psql(running) == "1")
 
 
 def test_value_search_finds_values_on_the_server(pg: Database, pg_catalog: Catalog) -> None:

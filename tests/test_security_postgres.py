@@ -24,7 +24,8 @@ from astro_tui.data.cancel import CancelToken
 from astro_tui.data.database import Database
 from astro_tui.data.errors import DataError, GuardError, QueryCancelled, QueryError, QueryTimeout, TargetError
 from astro_tui.data.urls import redact_url
-from tests.pg_server import OWNER_PASSWORD, PgServer, wait_until
+from tests.pg_server import OWNER_PASSWORD, PgServer
+from tests.waiting import wait_for
 
 CORPUS = json.loads((Path(__file__).parent / "data" / "hostile_postgres.json").read_text())
 ENGINE_WRITES = (
@@ -152,7 +153,7 @@ def test_a_bypassed_set_does_not_outlive_its_statement(pg: Database) -> None:
 def test_time_limit_stops_the_query_on_the_server(pg: Database, pg_server: PgServer) -> None:
     with pytest.raises(QueryTimeout, match="time limit"):
         pg.execute("SELECT pg_sleep(60) /* astro-runaway-1 */", timeout=1)
-    assert wait_until(lambda: active_queries(pg_server, "astro-runaway-1") == 0)
+    wait_for(lambda: active_queries(pg_server, "astro-runaway-1") == 0)
     assert pg.execute("SELECT 1 AS ok").rows() == [(1,)]
 
 
@@ -168,12 +169,12 @@ def test_cancel_token_stops_the_query_on_the_server(pg: Database, pg_server: PgS
 
     worker = threading.Thread(target=run)
     worker.start()
-    assert wait_until(lambda: active_queries(pg_server, "astro-runaway-2") == 1)
+    wait_for(lambda: active_queries(pg_server, "astro-runaway-2") == 1)
     token.cancel()
     worker.join(timeout=60)
     assert not worker.is_alive()
     assert len(errors) == 1 and isinstance(errors[0], QueryCancelled)
-    assert wait_until(lambda: active_queries(pg_server, "astro-runaway-2") == 0)
+    wait_for(lambda: active_queries(pg_server, "astro-runaway-2") == 0)
     assert pg.execute("SELECT 2 AS ok").rows() == [(2,)]
 
 
@@ -198,7 +199,7 @@ def test_server_gone_mid_query_is_one_line_and_the_next_query_reconnects(
 
     worker = threading.Thread(target=run)
     worker.start()
-    assert wait_until(lambda: active_queries(pg_server, "astro-killed") == 1)
+    wait_for(lambda: active_queries(pg_server, "astro-killed") == 1)
     pg_server.psql(
         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%astro-killed%' "
         "AND pid <> pg_backend_pid()"

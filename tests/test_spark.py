@@ -31,6 +31,7 @@ from astro_tui.data.database import Database
 from astro_tui.data.errors import QueryCancelled, QueryTimeout
 from tests.fake_openai import FakeOpenAI, tool_call_reply
 from tests.spark_server import TOKEN, SparkServer
+from tests.waiting import wait_for
 
 RUNAWAY = "SELECT count(*) AS n FROM range(100000000000) AS a WHERE a.id % 7 = 3"
 
@@ -206,9 +207,7 @@ def test_cancel_token_stops_the_query_and_the_session_stays_usable(spark: Databa
 
     worker = threading.Thread(target=run)
     worker.start()
-    end = time.monotonic() + 60
-    while token.running == 0 and time.monotonic() < end:
-        time.sleep(0.02)
+    wait_for(lambda: token.running, what="the query to start under the token")
     token.cancel()
     worker.join(timeout=120)
     assert not worker.is_alive()
@@ -329,6 +328,6 @@ async def test_app_opens_on_spark_with_tree_sql_and_escape(spark_server: SparkSe
         await wait_until(pilot, lambda: app.results.current is not None, timeout=60)
         assert app.results.current.result.rows() == [(200,)]
         await submit(pilot, "/sql " + RUNAWAY)
-        await wait_until(pilot, lambda: app._sql_token is not None, timeout=30)
+        await wait_until(pilot, lambda: app._sql_token is not None)
         await pilot.press("escape")
         await wait_until(pilot, lambda: "cancelled" in log_text(app), timeout=60)

@@ -120,9 +120,8 @@ async def test_escape_cancels_the_turn(shop_db: Path, fake_openai: FakeOpenAI) -
         assert not app.conversation.running
         assert app.conversation.question.text == "a slow question"
         assert "cancelled" in log_text(app)
-        assert fake_openai.wait_for_disconnect(timeout=5), "the model request was closed"
-        await pilot.pause(0.2)
-        assert app.agent is not None and app.agent.turns[-1].status == "cancelled"
+        assert fake_openai.wait_for_disconnect(), "the model request was closed"
+        await wait_until(pilot, lambda: app.agent is not None and app.agent.turns[-1].status == "cancelled")
 
 
 async def test_errors_are_one_sentence_and_the_conversation_is_kept(
@@ -214,19 +213,17 @@ async def test_auto_scroll_stops_when_scrolled_up_and_resumes_at_the_bottom(
         log = app.conversation.log_view
         await submit(pilot, "a long answer please")
         await wait_until(pilot, lambda: log.max_scroll_y > 20)
-        await pilot.pause(0.2)
-        assert log.scroll_y == log.max_scroll_y, "follows the stream at first"
+        await wait_until(pilot, lambda: log.scroll_y == log.max_scroll_y)  # follows the stream at first
 
         log.scroll_home(animate=False)
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: log.scroll_y == 0)
         grown_from = log.max_scroll_y
         await wait_until(pilot, lambda: log.max_scroll_y > grown_from + 5)
         assert log.scroll_y == 0, "stays where the reader scrolled to"
 
         log.scroll_end(animate=False)
-        await wait_until(pilot, lambda: not app.conversation.running, timeout=30)
-        await pilot.pause(0.3)
-        assert log.scroll_y == log.max_scroll_y, "follows again once back at the bottom"
+        await wait_until(pilot, lambda: not app.conversation.running)
+        await wait_until(pilot, lambda: log.scroll_y == log.max_scroll_y)  # follows again at the bottom
 
 
 async def test_the_waiting_notice_goes_when_the_question_starts(
@@ -240,7 +237,7 @@ async def test_the_waiting_notice_goes_when_the_question_starts(
         app.conversation.show_waiting("waiting for the database and the model client…")
         assert "waiting for the database" in log_text(app)
         await submit(pilot, "revenue by region?")
-        await wait_until(pilot, lambda: app.conversation.query(AnswerCard), timeout=30)
+        await wait_until(pilot, lambda: app.conversation.query(AnswerCard))
         await wait_until(pilot, lambda: not app.conversation.running)
         assert "waiting for the database" not in log_text(app), "the passing notice is gone"
 

@@ -18,7 +18,7 @@ from astro_tui.config import Settings
 from astro_tui.ui.app import AstroApp
 from tests.fake_openai import FakeOpenAI, tool_call_reply
 from tests.test_ui_conversation import answer_script
-from tests.test_ui_support import REVENUE_SQL, ready, shop_db, submit, wait_until
+from tests.test_ui_support import REVENUE_SQL, ready, settled, shop_db, submit, wait_until
 
 __all__ = ["shop_db"]
 
@@ -39,7 +39,7 @@ def app_for(db: str, settings: Settings | None = None) -> AstroApp:
 
 async def _ready(pilot: Pilot[Any]) -> None:
     await ready(pilot)
-    await pilot.pause(0.2)
+    await settled(pilot)
 
 
 def test_start_without_model_wide(snap_compare: SnapCompare, fixed_place: str) -> None:
@@ -57,7 +57,7 @@ def test_sql_result_and_card(snap_compare: SnapCompare, fixed_place: str) -> Non
         await wait_until(pilot, lambda: app.results.table_widget is not None)
         await pilot.press("f2", "down", "down")
         await wait_until(pilot, lambda: app.query_one("#table-card").display)
-        await pilot.pause(0.2)
+        await settled(pilot)
 
     assert snap_compare(app_for(fixed_place), terminal_size=(160, 48), run_before=run)
 
@@ -69,7 +69,7 @@ def test_verified_answer(snap_compare: SnapCompare, fixed_place: str, fake_opena
         app = await ready(pilot)
         await submit(pilot, "what was revenue by region?")
         await wait_until(pilot, lambda: not app.conversation.running and app.results.table_widget is not None)
-        await pilot.pause(0.2)
+        await settled(pilot)
 
     assert snap_compare(app_for(fixed_place, fake_openai.settings()), terminal_size=(160, 48), run_before=run)
 
@@ -82,7 +82,7 @@ def test_chart_answer_narrow(snap_compare: SnapCompare, fixed_place: str, fake_o
         app = await ready(pilot)
         await submit(pilot, "chart revenue by region")
         await wait_until(pilot, lambda: not app.conversation.running and app.query("#chart"))
-        await pilot.pause(0.3)
+        await settled(pilot)
 
     assert snap_compare(app_for(fixed_place, fake_openai.settings()), terminal_size=(100, 30), run_before=run)
 
@@ -91,6 +91,6 @@ def test_help_screen(snap_compare: SnapCompare, fixed_place: str) -> None:
     async def run(pilot: Pilot[Any]) -> None:
         await ready(pilot)
         await pilot.press("f1")
-        await pilot.pause(0.2)
+        await settled(pilot)
 
     assert snap_compare(app_for(fixed_place), terminal_size=(160, 48), run_before=run)

@@ -12,7 +12,17 @@ from astro_tui.ui.actions import ACTIONS
 from astro_tui.ui.app import AstroApp
 from astro_tui.ui.panes.catalog import CatalogTree
 from astro_tui.ui.widgets.question import QuestionInput
-from tests.test_ui_support import SIZE, log_text, make_app, plain, ready, shop_db, submit, wait_until
+from tests.test_ui_support import (
+    SIZE,
+    log_text,
+    make_app,
+    no_messages_queued,
+    plain,
+    ready,
+    shop_db,
+    submit,
+    wait_until,
+)
 
 __all__ = ["shop_db"]
 
@@ -196,7 +206,7 @@ async def test_a_failed_open_says_so_and_ctrl_r_opens_it_once_fixed(tmp_path: Pa
 
         data.write_text("id,amount\n1,2.5\n2,3.5\n")
         await pilot.press("ctrl+r")
-        await wait_until(pilot, lambda: app.catalog is not None, timeout=30)
+        await wait_until(pilot, lambda: app.catalog is not None)
         tree = app.query_one(CatalogTree)
         await wait_until(pilot, lambda: bool(tree.root.children))
         assert not plain(status).strip() or not app.catalog_pane.query_one("#catalog-status").display
@@ -273,7 +283,11 @@ async def test_keys_typed_right_after_leaving_zoom_reach_the_pane_they_name(shop
             for char in "hello":
                 app.post_message(events.Key(char, char))
             question = app.query_one(QuestionInput)
-            await wait_until(pilot, lambda question=question: question.text == "hello")
+            # And every key handled: Esc bubbles back up from the zoomed pane, and if it
+            # reaches the app after the test closed it, it meets an empty screen stack.
+            await wait_until(
+                pilot, lambda app=app, question=question: question.text == "hello" and no_messages_queued(app)
+            )
             assert app.query_one(ShellInput).value == "", size
             assert app.screen.maximized is None
 

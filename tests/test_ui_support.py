@@ -6,7 +6,6 @@ OpenAI-compatible server (never a mock of the agent).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from textual.pilot import Pilot
 
 from astro_tui.config import Settings
 from astro_tui.ui.app import AstroApp
+from tests.waiting import HANG_GUARD_S, wait_for_async
 
 SIZE = (160, 48)
 
@@ -56,16 +56,39 @@ def make_app(db: Path | str, settings: Settings | None = None, *, live_clocks: b
     return AstroApp([str(db)], settings or Settings(), live_clocks=live_clocks)
 
 
-async def wait_until(pilot: Pilot[Any], predicate: Callable[[], Any], timeout: float = 15.0) -> None:
+async def wait_until(pilot: Pilot[Any], predicate: Callable[[], Any], timeout: float = HANG_GUARD_S) -> None:
     """Let the app run until `predicate()` holds; fail with a clear message otherwise."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError(
-        f"timed out after {timeout} s waiting for {getattr(predicate, '__name__', predicate)}"
-    )
+    await wait_for_async(predicate, timeout, pause=lambda: pilot.pause(0.02))
+
+
+def no_messages_queued(app: AstroApp) -> bool:
+    """Nothing waits in the app's, a screen's or a widget's queue (an event may bubble)."""
+    pumps = [app, *app.screen_stack, *app.screen.walk_children(with_self=False)]
+    return all(pump._message_queue.empty() for pump in pumps)
+
+
+def _screen_text(app: AstroApp) -> list[str]:
+    return ["".join(segment.text for segment in strip) for strip in app.screen._compositor.render_strips()]
+
+
+async def settled(pilot: Pilot[Any]) -> None:
+    """Wait until the app has nothing left to do and draws the same screen twice running:
+    what a snapshot waits for instead of a fixed pause (the screen could still be filling)."""
+    from textual.worker import WorkerState
+
+    app = pilot.app
+    busy = (WorkerState.PENDING, WorkerState.RUNNING)
+    await wait_until(pilot, lambda: not any(w.state in busy for w in app.workers) and no_messages_queued(app))
+    await pilot.wait_for_scheduled_animations()
+    previous: list[str] | None = None
+
+    def same_as_last_look() -> bool:
+        nonlocal previous
+        now = _screen_text(app)
+        unchanged, previous = now == previous, now
+        return unchanged
+
+    await wait_until(pilot, same_as_last_look)
 
 
 async def ready(pilot: Pilot[Any]) -> AstroApp:
@@ -74,10 +97,10 @@ async def ready(pilot: Pilot[Any]) -> AstroApp:
 
     app = pilot.app
     assert isinstance(app, AstroApp)
-    await wait_until(pilot, lambda: app.catalog is not None, timeout=30)
-    await wait_until(pilot, lambda: app.query_one(ShellPane).shell is not None, timeout=30)
+    await wait_until(pilot, lambda: app.catalog is not None)
+    await wait_until(pilot, lambda: app.query_one(ShellPane).shell is not None)
     if app.settings.model_configured:
-        await wait_until(pilot, lambda: app.agent is not None or app._agent_error is not None, timeout=30)
+        await wait_until(pilot, lambda: app.agent is not None or app._agent_error is not None)
     await pilot.pause()
     return app
 
