@@ -88,6 +88,30 @@ def test_shipped_questions_run_on_the_sample(sample_db: Database) -> None:
         assert not result.truncated, q.id
 
 
+def test_shipped_top_n_questions_have_no_tie_at_the_cut(sample_db: Database) -> None:
+    """`ORDER BY … LIMIT n` is only a fair gold when row n+1 sorts strictly after row n;
+    otherwise a correct answer could pick the other tied row."""
+    import sqlglot
+    from sqlglot import exp
+
+    checked = 0
+    for q in load_questions(default_questions_path()):
+        tree = sqlglot.parse_one(q.gold_sql, read="duckdb")
+        limit, order = tree.args.get("limit"), tree.args.get("order")
+        if limit is None or order is None:
+            continue
+        n = int(limit.expression.name)
+        k = len(order.expressions)
+        keys = tree.copy()  # the order keys appended to the select list, where aliases resolve
+        keys.set("expressions", [*keys.expressions, *(o.this.copy() for o in order.expressions)])
+        keys.set("limit", exp.Limit(expression=exp.Literal.number(n + 1)))
+        rows = [row[-k:] for row in sample_db.execute(keys.sql(dialect="duckdb")).rows()]
+        if len(rows) > n:
+            assert rows[n - 1] != rows[n], q.id
+        checked += 1
+    assert checked >= 5
+
+
 def test_shipped_set_ships_in_the_wheel() -> None:
     """The wheel maps `warehouse/` into the package; the question file must live there."""
     import tomllib
