@@ -66,13 +66,12 @@ class EvalProgress:
 
 
 def summary_line(summary: EvalSummary) -> str:
-    data = summary.as_dict()
-    scored = data["scored"]
+    scored = len(summary.scored)
     line = (
-        f"accuracy {data['correct']}/{scored} ({summary.accuracy:.1f}%) · "
-        f"verified {data['verified']}/{scored} ({summary.verified_rate:.1f}%) · "
-        f"per question: {data['mean_tool_calls']:.1f} tool calls, {data['mean_tokens']:,.0f} tokens, "
-        f"{data['mean_seconds']:.1f} s"
+        f"accuracy {summary.count('correct')}/{scored} ({summary.accuracy:.1f}%) · "
+        f"verified {summary.count('verified')}/{scored} ({summary.verified_rate:.1f}%) · "
+        f"per question: {summary.mean('tool_calls'):.1f} tool calls, {summary.mean('tokens'):,.0f} tokens, "
+        f"{summary.mean('seconds'):.1f} s"
     )
     if summary.gold_failed:
         line += f" · {summary.gold_failed} gold failed (not scored)"

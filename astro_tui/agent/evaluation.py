@@ -92,9 +92,12 @@ class EvalSummary:
     def gold_failed(self) -> int:
         return len(self.reports) - len(self.scored)
 
-    def _rate(self, flag: str) -> float:
-        scored = self.scored
-        return 100.0 * sum(bool(getattr(r, flag)) for r in scored) / len(scored) if scored else 0.0
+    def count(self, flag: Literal["correct", "verified"]) -> int:
+        return sum(bool(getattr(r, flag)) for r in self.scored)
+
+    def _rate(self, flag: Literal["correct", "verified"]) -> float:
+        scored = len(self.scored)
+        return 100.0 * self.count(flag) / scored if scored else 0.0
 
     @property
     def accuracy(self) -> float:
@@ -104,7 +107,8 @@ class EvalSummary:
     def verified_rate(self) -> float:
         return self._rate("verified")
 
-    def _mean(self, attr: str) -> float:
+    def mean(self, attr: Literal["tool_calls", "tokens", "seconds"]) -> float:
+        """Per scored question: a failed gold costs no model call, so it would only dilute the mean."""
         scored = self.scored
         return sum(getattr(r, attr) for r in scored) / len(scored) if scored else 0.0
 
@@ -115,16 +119,16 @@ class EvalSummary:
             "database": self.database,
             "questions": len(self.reports),
             "scored": len(scored),
-            "correct": sum(r.correct for r in scored),
-            "verified": sum(r.verified for r in scored),
+            "correct": self.count("correct"),
+            "verified": self.count("verified"),
             "gold_failed": self.gold_failed,
             "accuracy": round(self.accuracy, 2),
             "verified_rate": round(self.verified_rate, 2),
-            "mean_tool_calls": round(self._mean("tool_calls"), 2),
+            "mean_tool_calls": round(self.mean("tool_calls"), 2),
             "total_tokens": sum(r.tokens for r in scored),
-            "mean_tokens": round(self._mean("tokens"), 1),
+            "mean_tokens": round(self.mean("tokens"), 1),
             "total_seconds": round(sum(r.seconds for r in self.reports), 3),
-            "mean_seconds": round(self._mean("seconds"), 3),
+            "mean_seconds": round(self.mean("seconds"), 3),
             "results": [asdict(r) | {"seconds": round(r.seconds, 3)} for r in self.reports],
         }
 
