@@ -25,10 +25,8 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
-import sqlglot
-from sqlglot import exp
-
 from astro_tui.data.results import QueryResult
+from astro_tui.data.sql_shape import orders_its_rows
 
 REL_TOL = 1e-6
 ABS_TOL = 1e-9
@@ -37,24 +35,14 @@ GREEDY_LIMIT = 500
 """Up to this many rows, a sorted comparison that fails is retried pairing rows one by one, which
 catches rows that sort apart only because one side rounded."""
 
-_SQLGLOT_DIALECTS = {"duckdb": "duckdb", "postgresql": "postgres", "spark": "spark"}
-
 _NULL, _BOOL, _NUMBER, _TEXT = 0, 1, 2, 3
 Value = tuple[int, Any]
 Row = tuple[Value, ...]
 
 
-def gold_is_ordered(sql: str, dialect: str = "duckdb") -> bool:
-    """True when the statement's outermost query has an ORDER BY (not one inside a subquery or window)."""
-    try:
-        tree = sqlglot.parse_one(sql, read=_SQLGLOT_DIALECTS.get(dialect.lower(), dialect.lower()))
-    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError, ValueError):
-        return False
-    while isinstance(tree, exp.Subquery):
-        if tree.args.get("order"):
-            return True
-        tree = tree.this
-    return isinstance(tree, exp.Expression) and bool(tree.args.get("order"))
+def gold_is_ordered(sql: str, dialect: str = "DuckDB") -> bool:
+    """Whether order counts: the gold SQL has an ORDER BY at its top level."""
+    return orders_its_rows(sql, dialect)
 
 
 def normalise_value(value: Any) -> Value:
