@@ -414,3 +414,31 @@ def test_progress_on_a_terminal_redraws_one_line() -> None:
     assert "1/2  100% correct  ✓ q1" in text
     assert "2/2  50% correct  ✗ q2" in text
     assert text.endswith("\r\x1b[K")
+
+
+async def test_questions_see_the_persons_notes_but_never_change_them(
+    sample_db: Database, fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    from astro_tui.agent.context_notes import notes_path
+
+    theirs = notes_path(tmp_path, sample_db.key)
+    theirs.parent.mkdir(parents=True)
+    theirs.write_text("# Notes\n- Regions are called markets here.\n", encoding="utf-8")
+    questions = [EvalQuestion("a", "how many regions?", REGIONS), EvalQuestion("b", "and now?", REGIONS)]
+    fake_openai.script(
+        tool_call_reply([("update_context", {"note": "The first question wrote this."})]),
+        *replay(REGIONS),
+        *replay(REGIONS),
+    )
+    client = ChatClient(fake_openai.settings())
+    try:
+        summary = await evaluate(
+            questions, sample_db, fake_openai.settings(), client=client, notes_from=tmp_path
+        )
+    finally:
+        await client.aclose()
+    assert [r.status for r in summary.reports] == ["correct", "correct"]
+    assert theirs.read_text(encoding="utf-8") == "# Notes\n- Regions are called markets here.\n"
+    systems = [r.body["messages"][0]["content"] for r in fake_openai.chat_requests]
+    assert all("Regions are called markets here." in s for s in systems)
+    assert "The first question wrote this." not in systems[-1]  # b starts from the same notes as a
