@@ -1,4 +1,4 @@
-"""The `astro` command: the full-screen app, plus headless `sql`, `shell`, `ask` and `config`.
+"""The `astro` command: the full-screen app, plus headless `sql`, `shell`, `ask`, `eval` and `config`.
 
 A thin consumer of the data, catalog and agent layers; every failure ends in
 one line on stderr and a non-zero exit, never a traceback.
@@ -318,6 +318,75 @@ def ask(question: str, targets: tuple[str, ...], json_output: bool, **flags: Any
     finally:
         db.close()
     sys.exit(code)
+
+
+@main.command("eval")
+@click.argument("questions", required=False, metavar="[QUESTIONS.jsonl]")
+@click.argument("targets", nargs=-1)
+@click.option("--json", "json_output", is_flag=True, help="Print exactly one JSON object on stdout.")
+@_model_options
+@_limit_options
+def eval_command(questions: str | None, targets: tuple[str, ...], json_output: bool, **flags: Any) -> None:
+    """Score the configured model on QUESTIONS (JSON Lines of question + gold SQL) against TARGETS.
+
+    With no arguments, the question set shipped with the sample warehouse. Progress
+    on stderr, a table (or --json) on stdout; exit 0 however many answers are wrong,
+    1 when a gold query failed, 2 for an unusable file or model.
+    """
+    settings = _settings(**flags)
+    from astro_tui.agent.eval_report import EvalProgress, format_json, format_summary
+    from astro_tui.agent.evaluation import (
+        EvalAborted,
+        EvalInputError,
+        default_questions_path,
+        evaluate,
+        load_questions,
+    )
+    from astro_tui.config import state_dir
+    from astro_tui.data.errors import DataError
+    from astro_tui.llm import ChatClient, LLMError, model_not_configured_message
+
+    path = Path(questions) if questions is not None else default_questions_path()
+    try:
+        items = load_questions(path)
+    except EvalInputError as exc:
+        _fail(str(exc), EXIT_USAGE)
+    if not settings.model_configured:
+        click.echo(model_not_configured_message(), err=True)
+        sys.exit(EXIT_USAGE)
+    try:
+        client = ChatClient(settings)
+    except LLMError as exc:
+        _fail(exc.message, EXIT_USAGE)
+    db = _open_database(targets, settings)
+    progress = EvalProgress(sys.stderr, len(items))
+
+    async def run() -> Any:
+        try:
+            return await evaluate(
+                items,
+                db,
+                settings,
+                client=client,
+                notes_from=state_dir(),
+                on_start=progress.start,
+                on_report=progress.report,
+            )
+        finally:
+            await client.aclose()
+
+    try:
+        summary = asyncio.run(run())
+    except EvalAborted as exc:
+        _fail(str(exc), exc.code)
+    except DataError as exc:
+        _fail(f"cannot read the catalog: {exc}")
+    except KeyboardInterrupt:
+        _fail("interrupted", 130)
+    finally:
+        db.close()
+    click.echo(format_json(summary) if json_output else format_summary(summary))
+    sys.exit(EXIT_FAILURE if summary.gold_failed else 0)
 
 
 @main.group(invoke_without_command=True)

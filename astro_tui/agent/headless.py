@@ -13,6 +13,8 @@ import contextlib
 import json
 import shutil
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -30,6 +32,7 @@ from astro_tui.agent.events import (
     ToolCallSkipped,
     ToolCallStarted,
     ToolResult,
+    UsageEvent,
 )
 from astro_tui.agent.loop import Agent
 from astro_tui.config import Settings
@@ -114,6 +117,50 @@ def _is_terminal(stream: TextIO) -> bool:
         return stream.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+@dataclass
+class TurnOutcome:
+    """What one headless turn produced: the answer (if any), its errors, and what it cost."""
+
+    answer: Answer | None = None
+    errors: list[ErrorEvent] = field(default_factory=list)
+    done: Done | None = None
+    tokens: int = 0
+    """Total tokens summed over the turn's `UsageEvent`s (one per model reply that reported usage)."""
+
+    @property
+    def tool_calls(self) -> int:
+        return self.done.tool_calls if self.done is not None else 0
+
+    def failure(self) -> ErrorEvent:
+        """Why there is no answer: the first error, or a generic one when the model just stopped."""
+        return self.errors[0] if self.errors else ErrorEvent("the model stopped without an answer")
+
+
+async def collect_turn(
+    agent: Agent, question: str, on_event: Callable[[object], None] | None = None
+) -> TurnOutcome:
+    """Run one turn to its end, keeping the answer, errors, Done and token total.
+
+    Every other event (text, tool calls, retries) goes to `on_event`, which is how
+    `astro ask` prints progress; `astro eval` shares this so both measure the same agent.
+    """
+    outcome = TurnOutcome()
+    async with contextlib.aclosing(agent.run(question)) as events:
+        async for event in events:
+            if isinstance(event, Answer):
+                outcome.answer = event
+            elif isinstance(event, ErrorEvent):
+                outcome.errors.append(event)
+            elif isinstance(event, Done):
+                outcome.done = event
+            else:
+                if isinstance(event, UsageEvent):
+                    outcome.tokens += event.total_tokens
+                if on_event is not None:
+                    on_event(event)
+    return outcome
 
 
 def _is_scalar(result: QueryResult) -> bool:
@@ -218,10 +265,6 @@ async def run_ask(
 
     from astro_tui.catalog.introspect import load_catalog
 
-    agent: Agent | None = None
-    answer: Answer | None = None
-    errors: list[ErrorEvent] = []
-    done: Done | None = None
     progress = _Progress(err)
     try:
         try:
@@ -229,22 +272,14 @@ async def run_ask(
         except DataError as exc:
             return fail(f"astro: cannot read the catalog: {exc}", 1)
         agent = Agent(db, catalog, settings, state_dir=state_dir, client=client)
-        async with contextlib.aclosing(agent.run(question)) as events:
-            async for event in events:
-                if isinstance(event, Answer):
-                    answer = event
-                elif isinstance(event, ErrorEvent):
-                    errors.append(event)
-                elif isinstance(event, Done):
-                    done = event
-                else:
-                    progress.event(event)
+        outcome = await collect_turn(agent, question, progress.event)
     finally:
         if owned:
             await client.aclose()
 
+    answer, done = outcome.answer, outcome.done
     if answer is None:
-        first = errors[0] if errors else ErrorEvent("the model stopped without an answer")
+        first = outcome.failure()
         code = 2 if first.kind in CONFIG_ERROR_KINDS else 1
         return fail(f"astro: {first.message}", code, done=done, conversation_id=agent.conversation_id)
     if json_output:
