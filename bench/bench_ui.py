@@ -261,7 +261,10 @@ async def bench_stream(db: Path, tokens: int, delay_s: float) -> dict[str, float
     try:
         assert server.stdout is not None
         base_url = server.stdout.readline().strip()
-        settings = Settings(model="fake-model", base_url=base_url, read_timeout_s=60, max_retries=0)
+        # A plain-text answer on purpose: not asked again for a tool answer.
+        settings = Settings(
+            model="fake-model", base_url=base_url, read_timeout_s=60, max_retries=0, max_reasks=0
+        )
         # The stream's own duration: the same agent and server, no screen.
         with Database.open([str(db)], settings) as source:
             agent = Agent(source, load_catalog(source), settings, state_dir=state_dir())

@@ -2,9 +2,9 @@
 
 For each database and run, each app is started in its own tmux session at 160×48 and
 its screen is read every 20 ms: *first frame* is the first time anything is drawn,
-*catalog on screen* the first time the catalog shows what it shows first (astro: the
-tables of the first schema; Harlequin: the database node, its tables one keypress
-away). After that the app runs for one more second, its peak resident memory is read
+*catalog on screen* the first time the catalog shows what it shows first once it is
+read (astro: the first schema with its table count; Harlequin: the database node,
+its schemas one keypress away). After that the app runs for one more second, its peak resident memory is read
 (VmHWM), and it is killed.
 
 Harlequin is not a project dependency: the script installs it into
@@ -51,6 +51,7 @@ def _harlequin() -> Path:
                 "pip",
                 "install",
                 "-q",
+                "--compile-bytecode",  # as astro's own install does: no launch pays compilation
                 "--python",
                 str(env / "bin" / "python"),
                 f"harlequin=={HARLEQUIN_VERSION}",
@@ -79,14 +80,13 @@ def _database(size: str) -> Path:
     return synthetic_catalog_db(CACHE / f"catalog-{tables}x{columns}.duckdb", tables, columns)
 
 
-def _markers(db: Path) -> tuple[str, str]:
-    """What each app's catalog shows first: astro a table of the first schema, Harlequin the database."""
+def _markers(db: Path) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """What each app's catalog shows first: astro the first schema and its table count,
+    Harlequin the database."""
     con = duckdb.connect(str(db), read_only=True)
-    _, table = con.execute(
-        "SELECT schema_name, table_name FROM duckdb_tables() ORDER BY schema_name, table_name LIMIT 1"
-    ).fetchone()
+    (schema,) = con.execute("SELECT min(schema_name) FROM duckdb_tables()").fetchone()
     con.close()
-    return table, db.stem.replace("_", " ").split(".")[0]
+    return re.compile(rf"[▶▼] {re.escape(schema)}  \d"), re.compile(rf"[▶▼] {re.escape(db.stem)}\b")
 
 
 def _capture(session: str) -> str:
@@ -116,7 +116,7 @@ def _peak_rss(session: str) -> int:
     return best
 
 
-def _launch(command: list[str], marker: str, env: dict[str, str]) -> tuple[float, float, int]:
+def _launch(command: list[str], marker: re.Pattern[str], env: dict[str, str]) -> tuple[float, float, int]:
     session = f"bench-{os.getpid()}-{time.monotonic_ns()}"
     started = time.perf_counter()
     subprocess.run(
@@ -144,7 +144,7 @@ def _launch(command: list[str], marker: str, env: dict[str, str]) -> tuple[float
             now = time.perf_counter() - started
             if first is None and screen.strip():
                 first = now
-            if marker in screen:
+            if marker.search(screen):
                 catalog = now
                 break
             time.sleep(POLL_S)
@@ -153,7 +153,7 @@ def _launch(command: list[str], marker: str, env: dict[str, str]) -> tuple[float
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
     if first is None or catalog is None:
-        raise RuntimeError(f"{command[0]}: {marker!r} never appeared")
+        raise RuntimeError(f"{command[0]}: {marker.pattern!r} never appeared")
     return first, catalog, rss
 
 
@@ -177,10 +177,10 @@ def main() -> None:
     print(f"{'database':24} {'first frame':>22} {'catalog on screen':>26} {'ratio':>7} {'peak RSS':>22}")
     for size in args.sizes.split(","):
         db = _database(size)
-        table, node = _markers(db)
+        schema, node = _markers(db)
         runs: dict[str, list[tuple[float, float, int]]] = {"astro": [], "harlequin": []}
         for _ in range(args.runs):
-            runs["astro"].append(_launch([str(astro), str(db)], table, env))
+            runs["astro"].append(_launch([str(astro), str(db)], schema, env))
             runs["harlequin"].append(_launch([str(harlequin), str(db)], node, env))
 
         def med(app: str, i: int, runs: dict[str, list[tuple[float, float, int]]] = runs) -> float:
