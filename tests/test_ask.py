@@ -13,7 +13,7 @@ import pytest
 from astro_tui.agent.headless import run_ask
 from astro_tui.config import Settings
 from astro_tui.data.database import Database
-from tests.fake_openai import FakeOpenAI, error, text_reply, tool_call_reply
+from tests.fake_openai import FakeOpenAI, cut, error, text_reply, tool_call_reply
 
 REVENUE = "SELECT sum(total_amount) AS revenue FROM sales.orders WHERE status = 'completed'"
 BY_STATUS = "SELECT status, count(*) AS orders FROM sales.orders GROUP BY 1 ORDER BY 1"
@@ -193,6 +193,19 @@ async def test_progress_shows_calls_as_they_are_written_on_a_terminal(
     shown = err.getvalue()
     assert "▶ run_sql  writing… 0 characters" in shown and "\r\x1b[K▶ run_sql  -- orders by status\n" in shown
     assert shown.count("▶ run_sql") >= 2 and shown.endswith("\n")
+
+
+async def test_a_turn_that_fails_mid_call_clears_the_live_line(
+    warehouse: Database, fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    fake_openai.script(cut(tool_call_reply([("run_sql", {"sql": EXPLORE})])))
+    out, err = io.StringIO(), _Terminal()
+    code = await run_ask(
+        "revenue?", warehouse, fake_openai.settings(), json_output=False, state_dir=tmp_path, out=out, err=err
+    )
+    assert code == 1
+    shown = err.getvalue()
+    assert "writing…" in shown and shown.split("\r\x1b[K")[-1].startswith("astro: ")
 
 
 async def test_progress_in_a_pipe_is_one_line_per_call_and_says_when_it_asked_again(

@@ -98,6 +98,13 @@ class _Progress:
         self.err.write(f"\r\x1b[K▶ {inert(name, keep_newlines=False)}  writing… {size:,} characters")
         self.err.flush()
 
+    def end(self) -> None:
+        """Clear a call's live line, so whatever is printed next starts a line of its own."""
+        if self.writing is not None:
+            self.writing = None
+            self.err.write("\r\x1b[K")
+            self.err.flush()
+
     def flush(self) -> None:
         text = "".join(self.pending).strip()
         self.pending.clear()
@@ -274,6 +281,7 @@ async def run_ask(
         agent = Agent(db, catalog, settings, state_dir=state_dir, client=client)
         outcome = await collect_turn(agent, question, progress.event)
     finally:
+        progress.end()
         if owned:
             await client.aclose()
 
