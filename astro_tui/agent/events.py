@@ -63,6 +63,11 @@ class Reasked:
 
     instruction: str
 
+    @property
+    def note(self) -> str:
+        """What the person is told, in the app and by `astro ask`."""
+        return "the model answered in plain text; asked it once more to answer with a tool"
+
 
 @dataclass(frozen=True, slots=True)
 class ToolCallFinished:

@@ -87,7 +87,7 @@ class _Progress:
             self.line(f"… {event.message}")
         elif isinstance(event, Reasked):
             self.flush()
-            self.line("↻ the model answered in plain text; asked it once more to answer with a tool")
+            self.line(f"↻ {event.note}")
         elif isinstance(event, Notice):
             self.line(f"ℹ {event.message}")
 

@@ -40,9 +40,6 @@ FLUSH_S = 0.08
 FLUSH_MAX_S = 0.5
 
 
-REASKED_NOTE = "↻ the model answered in plain text; asked it once more to answer with a tool"
-
-
 class ReasoningBlock(Collapsible):
     """Reasoning streams dimmed and open, then folds away when the answer starts."""
 
@@ -359,9 +356,7 @@ class ConversationPane(Vertical):
             self._close_text()
             if self._md is not None and self._streamed_chars:
                 self._md.add_class("-unverified")
-            self.add_note(
-                "↻ the model answered in plain text; asked it once more to answer with a tool", "retry"
-            )
+            self.add_note(f"↻ {event.note}", "retry")
             self._set_status("thinking")
         elif isinstance(event, ev.Notice):
             self.add_note(f"ℹ {event.message}", "retry")

@@ -184,9 +184,7 @@ def _live_renderable(raw: str, *, dark: bool) -> Any:
     sql = next((v for k, v in partial.items() if k in _SQL_KEYS and isinstance(v, str)), None)
     if sql is not None:
         return sql_syntax(_tail(sql), dark=dark)
-    return (
-        _arguments_renderable({k: v for k, v in partial.items()}, dark=dark) if partial else inert_text("…")
-    )
+    return _arguments_renderable(partial, dark=dark) if partial else inert_text("…")
 
 
 def _tail(text: str) -> str:
