@@ -99,7 +99,7 @@ class ToolBlock(Collapsible):
         parts: list[str | tuple[str, str]] = [(mark, "bold"), " ", (self.tool_name, "bold")]
         if self.summary:
             parts += ["  ", (self.summary, "italic")]
-        if live:
+        if live and self.state != "skipped":  # it never ran: no time to show
             elapsed = self._elapsed_ms
             if elapsed is None:
                 elapsed = (time.monotonic() - self._started) * 1000
