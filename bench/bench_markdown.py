@@ -28,7 +28,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Markdown
 
 from astro_tui.ui.widgets.markdown_text import StreamingMarkdown
-from bench.bench_ui import _answer_text
+from bench.bench_ui import LoopLag, _answer_text
 
 SIZE = (160, 48)
 FLUSH_S = 0.05
@@ -58,41 +58,29 @@ async def _run(kind: str, pieces: list[str], earlier: int) -> dict[str, float]:
         widget: Any = StreamingMarkdown() if kind == "astro" else Markdown()
         await log.mount(widget)
         stream = Markdown.get_stream(widget) if kind == "textual" else None
-        lags: list[float] = []
-        stop = asyncio.Event()
-
-        async def probe() -> None:
-            while not stop.is_set():
-                before = time.perf_counter()
-                await asyncio.sleep(0.01)
-                lags.append(max(0.0, time.perf_counter() - before - 0.01))
-
-        probing = asyncio.create_task(probe())
         batch = max(1, int(TOKENS_PER_S * FLUSH_S))
-        started = time.perf_counter()
-        for i in range(0, len(pieces), batch):
-            fragment = "".join(pieces[i : i + batch])
+        async with LoopLag() as lag:
+            started = time.perf_counter()
+            for i in range(0, len(pieces), batch):
+                fragment = "".join(pieces[i : i + batch])
+                if stream is not None:
+                    await stream.write(fragment)
+                else:
+                    widget.write(fragment)
+                log.scroll_end(animate=False)
+                await asyncio.sleep(FLUSH_S)
             if stream is not None:
-                await stream.write(fragment)
-            else:
-                widget.write(fragment)
-            log.scroll_end(animate=False)
-            await asyncio.sleep(FLUSH_S)
-        if stream is not None:
-            await stream.stop()
-        written = time.perf_counter()
-        painted: list[float] = []
-        app.call_after_refresh(lambda: painted.append(time.perf_counter()))
-        while not painted:
-            await asyncio.sleep(0.001)
-        stop.set()
-        await probing
-    lags.sort()
+                await stream.stop()
+            written = time.perf_counter()
+            painted: list[float] = []
+            app.call_after_refresh(lambda: painted.append(time.perf_counter()))
+            while not painted:
+                await asyncio.sleep(0.001)
     return {
         "total_s": painted[0] - started,
         "written_s": written - started,
-        "lag_p95_ms": 1000 * lags[int(len(lags) * 0.95)],
-        "lag_max_ms": 1000 * lags[-1],
+        "lag_p95_ms": lag.ms(0.95),
+        "lag_max_ms": lag.ms(1.0),
     }
 
 

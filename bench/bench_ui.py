@@ -5,6 +5,7 @@
 3. a 4,000-token answer streamed at ~1,000 tokens/s from the fake server: time until it is
    fully rendered against the stream's own duration (target ≤ 1.2×), and the event-loop
    lag while it streams (target p95 ≤ 50 ms)
+4. a long run_sql call streamed into its live tool block: the event-loop lag meanwhile
 
 Run: `uv run python bench/bench_ui.py [--runs N]`. State, config and cache go to a temp dir.
 """
@@ -13,14 +14,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from astro_tui.config import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -251,19 +257,44 @@ def _shown_text(streamed: str) -> str:
     return capped(0, streamed).strip()
 
 
-async def bench_stream(db: Path, tokens: int, delay_s: float) -> dict[str, float]:
-    from astro_tui.agent.loop import Agent
-    from astro_tui.catalog.introspect import load_catalog
-    from astro_tui.config import Settings, state_dir
-    from astro_tui.data.database import Database
-    from astro_tui.ui.app import AstroApp
-    from astro_tui.ui.widgets.markdown_text import StreamingMarkdown
-    from tests.test_ui_support import ready, submit
+class LoopLag:
+    """The event loop's lag while a block runs: a probe asks to wake every 10 ms, and how late
+    it wakes is the lag. `async with LoopLag() as lag: …`, then `lag.ms(0.95)`."""
 
-    _, pieces = _answer_text(tokens)
-    shown = _shown_text("".join(pieces))
+    def __init__(self) -> None:
+        self.lags: list[float] = []
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> LoopLag:
+        self._task = asyncio.create_task(self._probe())
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._stop.set()
+        assert self._task is not None
+        await self._task
+        self.lags.sort()
+
+    async def _probe(self) -> None:
+        while not self._stop.is_set():
+            before = time.perf_counter()
+            await asyncio.sleep(0.01)
+            self.lags.append(max(0.0, time.perf_counter() - before - 0.01))
+
+    def ms(self, quantile: float) -> float:
+        """The lag at `quantile` (1.0: the largest), in milliseconds."""
+        return 1000 * self.lags[min(len(self.lags) - 1, int(len(self.lags) * quantile))]
+
+
+@contextlib.contextmanager
+def _fake_model(spec: str) -> Iterator[Settings]:
+    """The fake model server in a child process (`--serve-child spec`), and settings for it.
+    Re-asking is off: the benchmarks' plain-text answers are meant as they are."""
+    from astro_tui.config import Settings
+
     server = subprocess.Popen(
-        [sys.executable, __file__, "--serve-child", f"{tokens},{delay_s},2"],
+        [sys.executable, __file__, "--serve-child", spec],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -271,10 +302,23 @@ async def bench_stream(db: Path, tokens: int, delay_s: float) -> dict[str, float
     try:
         assert server.stdout is not None
         base_url = server.stdout.readline().strip()
-        # A plain-text answer on purpose: not asked again for a tool answer.
-        settings = Settings(
-            model="fake-model", base_url=base_url, read_timeout_s=60, max_retries=0, max_reasks=0
-        )
+        yield Settings(model="fake-model", base_url=base_url, read_timeout_s=60, max_retries=0, max_reasks=0)
+    finally:
+        server.communicate("")
+
+
+async def bench_stream(db: Path, tokens: int, delay_s: float) -> dict[str, float]:
+    from astro_tui.agent.loop import Agent
+    from astro_tui.catalog.introspect import load_catalog
+    from astro_tui.config import state_dir
+    from astro_tui.data.database import Database
+    from astro_tui.ui.app import AstroApp
+    from astro_tui.ui.widgets.markdown_text import StreamingMarkdown
+    from tests.test_ui_support import ready, submit
+
+    _, pieces = _answer_text(tokens)
+    shown = _shown_text("".join(pieces))
+    with _fake_model(f"{tokens},{delay_s},2") as settings:
         # The stream's own duration: the same agent and server, no screen.
         with Database.open([str(db)], settings) as source:
             agent = Agent(source, load_catalog(source), settings, state_dir=state_dir())
@@ -287,97 +331,57 @@ async def bench_stream(db: Path, tokens: int, delay_s: float) -> dict[str, float
         app = AstroApp([str(db)], settings, live_clocks=True)
         async with app.run_test(size=SIZE) as pilot:
             await ready(pilot)
-            lags: list[float] = []
-            stop = asyncio.Event()
+            async with LoopLag() as lag:
+                started = time.perf_counter()
+                await submit(pilot, "bench")
+                conversation = app.conversation
 
-            async def probe() -> None:
-                while not stop.is_set():
-                    before = time.perf_counter()
-                    await asyncio.sleep(0.01)
-                    lags.append(max(0.0, time.perf_counter() - before - 0.01))
+                def rendered() -> bool:
+                    found = conversation.log_view.query(StreamingMarkdown)
+                    return bool(found) and not conversation.running and found.last().source.strip() == shown
 
-            probing = asyncio.create_task(probe())
-            started = time.perf_counter()
-            await submit(pilot, "bench")
-            conversation = app.conversation
-
-            def rendered() -> bool:
-                found = conversation.log_view.query(StreamingMarkdown)
-                return bool(found) and not conversation.running and found.last().source.strip() == shown
-
-            while not rendered():
-                await asyncio.sleep(0.002)
-            painted: list[float] = []
-            app.call_after_refresh(lambda: painted.append(time.perf_counter()))
-            while not painted:
-                await asyncio.sleep(0.001)
-            ui_s = painted[0] - started
-            stop.set()
-            await probing
-    finally:
-        server.communicate("")
-    lags.sort()
+                while not rendered():
+                    await asyncio.sleep(0.002)
+                painted: list[float] = []
+                app.call_after_refresh(lambda: painted.append(time.perf_counter()))
+                while not painted:
+                    await asyncio.sleep(0.001)
+                ui_s = painted[0] - started
     return {
         "tokens": tokens,
         "nominal_s": tokens * delay_s,
         "stream_s": stream_s,
         "ui_s": ui_s,
         "ratio": ui_s / stream_s,
-        "lag_p50_ms": 1000 * lags[len(lags) // 2],
-        "lag_p95_ms": 1000 * lags[int(len(lags) * 0.95)],
-        "lag_max_ms": 1000 * lags[-1],
+        "lag_p50_ms": lag.ms(0.5),
+        "lag_p95_ms": lag.ms(0.95),
+        "lag_max_ms": lag.ms(1.0),
     }
 
 
 async def bench_tool_stream(db: Path, tokens: int, delay_s: float) -> dict[str, float]:
     """A run_sql call of `tokens` tokens streamed into its live block: the loop's lag meanwhile."""
-    from astro_tui.config import Settings
     from astro_tui.ui.app import AstroApp
     from astro_tui.ui.widgets.tool_block import ToolBlock
     from tests.test_ui_support import ready, submit
 
-    server = subprocess.Popen(
-        [sys.executable, __file__, "--serve-child", f"{tokens},{delay_s},2,tool"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert server.stdout is not None
-        base_url = server.stdout.readline().strip()
-        settings = Settings(
-            model="fake-model", base_url=base_url, read_timeout_s=60, max_retries=0, max_reasks=0
-        )
+    with _fake_model(f"{tokens},{delay_s},2,tool") as settings:
         app = AstroApp([str(db)], settings, live_clocks=True)
         async with app.run_test(size=SIZE) as pilot:
             await ready(pilot)
-            lags: list[float] = []
-            stop = asyncio.Event()
-
-            async def probe() -> None:
-                while not stop.is_set():
-                    before = time.perf_counter()
-                    await asyncio.sleep(0.01)
-                    lags.append(max(0.0, time.perf_counter() - before - 0.01))
-
-            probing = asyncio.create_task(probe())
-            started = time.perf_counter()
-            await submit(pilot, "bench")
-            while not app.conversation.query(ToolBlock) or (
-                app.conversation.query_one(ToolBlock).state == "streaming"
-            ):
-                await asyncio.sleep(0.002)
-            written_s = time.perf_counter() - started
-            stop.set()
-            await probing
-    finally:
-        server.communicate("")
-    lags.sort()
+            async with LoopLag() as lag:
+                started = time.perf_counter()
+                await submit(pilot, "bench")
+                while not app.conversation.query(ToolBlock) or (
+                    app.conversation.query_one(ToolBlock).state == "streaming"
+                ):
+                    await asyncio.sleep(0.002)
+                written_s = time.perf_counter() - started
     return {
         "chars": len(_long_sql(tokens)),
         "written_s": written_s,
-        "lag_p95_ms": 1000 * lags[int(len(lags) * 0.95)],
-        "lag_max_ms": 1000 * lags[-1],
+        "lag_p95_ms": lag.ms(0.95),
+        "lag_max_ms": lag.ms(1.0),
     }
 
 
