@@ -105,13 +105,11 @@ class DeltaAccumulator:
 
         content = delta.get("content")
         if content and isinstance(content, str):
-            for is_reasoning, piece in self._think.feed(content):
-                if is_reasoning:
-                    self._reasoning.append(piece)
-                    out.append(ReasoningDelta(piece))
-                else:
-                    self._text.append(piece)
-                    out.append(TextDelta(piece))
+            if self._think.settled:  # the common case, per token: no splitting left to do
+                self._text.append(content)
+                out.append(TextDelta(content))
+            else:
+                self._feed_content(content, out)
         refusal = delta.get("refusal")
         if refusal and isinstance(refusal, str):
             self._text.append(refusal)
@@ -130,6 +128,15 @@ class DeltaAccumulator:
             legacy = delta.get("function_call")
             if legacy and type(legacy) is dict:
                 self._feed_call(_LEGACY_FUNCTION_CALL, None, legacy.get("name"), legacy.get("arguments"), out)
+
+    def _feed_content(self, content: str, out: list[StreamDelta]) -> None:
+        for is_reasoning, piece in self._think.feed(content):
+            if is_reasoning:
+                self._reasoning.append(piece)
+                out.append(ReasoningDelta(piece))
+            else:
+                self._text.append(piece)
+                out.append(TextDelta(piece))
 
     def _feed_call(self, index: Any, call_id: Any, name: Any, arguments: Any, out: list[StreamDelta]) -> None:
         call = self._call_for(index, call_id)

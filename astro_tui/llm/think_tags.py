@@ -26,6 +26,11 @@ class ThinkSplitter:
         self._state: Literal["start", "think", "gap", "text"] = "start"
         self._held = ""
 
+    @property
+    def settled(self) -> bool:
+        """Past the start (and any reasoning): every further piece is reply text, as it is."""
+        return self._state == "text"
+
     def feed(self, piece: str) -> list[Piece]:
         if self._state == "text":
             return [(False, piece)]
