@@ -4,13 +4,23 @@ For each database and run, each app is started in its own tmux session at 160×4
 its screen is read every 20 ms: *first frame* is the first time anything is drawn,
 *catalog on screen* the first time the catalog shows what it shows first once it is
 read (astro: the first schema with its table count; Harlequin: the database node,
-its schemas one keypress away). After that the app runs for one more second, its peak resident memory is read
-(VmHWM), and it is killed.
+its schemas one keypress away). After that the app runs for one more second, the
+peak resident memory (VmHWM) of each of its processes is read, and it is killed.
+
+astro runs twice per round: *first open* with an empty cache directory (the catalog
+is read from the database), and *opened before*, with the catalog cache a previous
+launch wrote (keyed on the file's identity, so the file is the same).
 
 Harlequin is not a project dependency: the script installs it into
 bench/.cache/harlequin-env (uv venv + uv pip install harlequin) on first use.
 
-    uv run python bench/bench_vs_harlequin.py [--runs 5] [--sizes small,5000,10000]
+*Enter → rows* (`--query`): in each app, once its catalog is on screen and it has
+settled, a 1,000,000-row query is typed and run (astro: `/sql …` and Enter, with
+`--max-rows 1000000` so it keeps every row as Harlequin does; Harlequin: the editor
+and ctrl+j, no limit); the time is from the key that runs it to the first row
+on screen.
+
+    uv run python bench/bench_vs_harlequin.py [--runs 5] [--sizes small,5000,10000] [--query]
 """
 
 from __future__ import annotations
@@ -94,17 +104,20 @@ def _capture(session: str) -> str:
     return done.stdout
 
 
-def _peak_rss(session: str) -> int:
-    """The largest VmHWM among the pane's process and its children, in bytes."""
+def _peak_rss(session: str) -> tuple[int, int]:
+    """(largest, sum of) VmHWM over the pane's process and all its descendants, in bytes.
+
+    The sum over-counts a little (each process's peak, not their peak together); it is
+    the honest figure for astro, whose database is open in its statement worker."""
     pane = subprocess.run(
         ["tmux", "list-panes", "-t", session, "-F", "#{pane_pid}"], capture_output=True, text=True
     ).stdout.split()
-    if not pane:
-        return 0
-    pids = [pane[0]]
-    children = subprocess.run(["pgrep", "-P", pane[0]], capture_output=True, text=True).stdout.split()
-    pids += children
-    best = 0
+    pids, todo = [], pane[:1]
+    while todo:
+        pid = todo.pop()
+        pids.append(pid)
+        todo += subprocess.run(["pgrep", "-P", pid], capture_output=True, text=True).stdout.split()
+    peaks = []
     for pid in pids:
         try:
             status = Path(f"/proc/{pid}/status").read_text()
@@ -112,13 +125,16 @@ def _peak_rss(session: str) -> int:
             continue
         match = re.search(r"^VmHWM:\s+(\d+) kB", status, re.M)
         if match:
-            best = max(best, int(match.group(1)) * 1024)
-    return best
+            peaks.append(int(match.group(1)) * 1024)
+    return max(peaks, default=0), sum(peaks)
 
 
-def _launch(command: list[str], marker: re.Pattern[str], env: dict[str, str]) -> tuple[float, float, int]:
+Launch = tuple[float, float, int, int]
+"""first frame (s), catalog on screen (s), largest process peak RSS, sum of peaks (bytes)."""
+
+
+def _start(command: list[str], env: dict[str, str]) -> str:
     session = f"bench-{os.getpid()}-{time.monotonic_ns()}"
-    started = time.perf_counter()
     subprocess.run(
         [
             "tmux",
@@ -137,6 +153,12 @@ def _launch(command: list[str], marker: re.Pattern[str], env: dict[str, str]) ->
         ],
         check=True,
     )
+    return session
+
+
+def _launch(command: list[str], marker: re.Pattern[str], env: dict[str, str]) -> Launch:
+    started = time.perf_counter()
+    session = _start(command, env)
     first = catalog = None
     try:
         while time.perf_counter() - started < GIVE_UP_S:
@@ -149,18 +171,75 @@ def _launch(command: list[str], marker: re.Pattern[str], env: dict[str, str]) ->
                 break
             time.sleep(POLL_S)
         time.sleep(1.0)
-        rss = _peak_rss(session)
+        largest, total = _peak_rss(session)
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
     if first is None or catalog is None:
         raise RuntimeError(f"{command[0]}: {marker.pattern!r} never appeared")
-    return first, catalog, rss
+    return first, catalog, largest, total
+
+
+QUERY = "SELECT 'r' || (range + 1000003) AS label, range AS n, range * 0.5 AS half FROM range(1000000)"
+FIRST_ROW = "r1000003"
+"""On screen only once rows are: the SQL spells it `'r' || (range + 1000003)`."""
+
+
+def _wait_for(session: str, pattern: str, what: str) -> float:
+    started = time.perf_counter()
+    while time.perf_counter() - started < GIVE_UP_S:
+        if re.search(pattern, _capture(session)):
+            return time.perf_counter()
+        time.sleep(POLL_S / 4)
+    raise RuntimeError(f"{what} never appeared")
+
+
+def _enter_to_rows(
+    command: list[str], ready: re.Pattern[str], type_keys: list[list[str]], run: str, env: dict[str, str]
+) -> float:
+    session = _start(command, env)
+    try:
+        _wait_for(session, ready.pattern, f"{command[0]}'s catalog")
+        time.sleep(2.0)  # settled: warm-up work done, the statement worker open
+        for keys in type_keys:
+            subprocess.run(["tmux", "send-keys", "-t", session, *keys], check=True)
+        time.sleep(0.5)
+        pressed = time.perf_counter()
+        subprocess.run(["tmux", "send-keys", "-t", session, run], check=True)
+        return _wait_for(session, FIRST_ROW, f"{command[0]}'s first row") - pressed
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+
+
+def _query_runs(astro: Path, harlequin: Path, runs: int, env: dict[str, str]) -> None:
+    db = _database("small")
+    schema, node = _markers(db)
+    times: dict[str, list[float]] = {"astro": [], "Harlequin": []}
+    for _ in range(runs):
+        times["astro"].append(
+            _enter_to_rows(
+                [str(astro), "--max-rows", "1000000", str(db)],
+                schema,
+                [["-l", f"/sql {QUERY}"]],
+                "Enter",
+                env,
+            )
+        )
+        times["Harlequin"].append(
+            _enter_to_rows([str(harlequin), str(db)], node, [["-l", QUERY]], "C-j", env)
+        )
+    ours, theirs = (statistics.median(times[k]) for k in ("astro", "Harlequin"))
+    print(
+        f"1,000,000 rows, key → first row on screen: astro {ours:.2f} s vs Harlequin {theirs:.2f} s"
+        f" ({ours / theirs:.2f}×; astro {min(times['astro']):.2f}–{max(times['astro']):.2f} s,"
+        f" Harlequin {min(times['Harlequin']):.2f}–{max(times['Harlequin']):.2f} s)"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--sizes", default="small,5000,10000")
+    parser.add_argument("--query", action="store_true", help="measure Enter → rows instead of launches")
     args = parser.parse_args()
     if shutil.which("tmux") is None:
         sys.exit("tmux is needed (apt-get install tmux)")
@@ -173,27 +252,36 @@ def main() -> None:
         "ASTRO_CONFIG_DIR": str(home / "cfg"),
         "TERM": "xterm-256color",
     }
+    if args.query:
+        _query_runs(astro, harlequin, args.runs, env)
+        shutil.rmtree(home, ignore_errors=True)
+        return
     print(f"{args.runs} fresh launches per app and database, interleaved; medians")
-    print(f"{'database':24} {'first frame':>22} {'catalog on screen':>26} {'ratio':>7} {'peak RSS':>22}")
+    print(
+        f"{'database':22} {'app':22} {'first frame':>11} {'catalog':>8} {'ratio':>6}"
+        f" {'largest process':>16} {'all processes':>14}"
+    )
     for size in args.sizes.split(","):
         db = _database(size)
         schema, node = _markers(db)
-        runs: dict[str, list[tuple[float, float, int]]] = {"astro": [], "harlequin": []}
-        for _ in range(args.runs):
-            runs["astro"].append(_launch([str(astro), str(db)], schema, env))
-            runs["harlequin"].append(_launch([str(harlequin), str(db)], node, env))
-
-        def med(app: str, i: int, runs: dict[str, list[tuple[float, float, int]]] = runs) -> float:
-            return statistics.median(r[i] for r in runs[app])
-
+        warm = {**env, "ASTRO_CACHE_DIR": str(home / f"cache-{size}")}
+        _launch([str(astro), str(db)], schema, warm)  # writes the catalog cache
+        runs: dict[str, list[Launch]] = {"astro, first open": [], "astro, opened before": [], "Harlequin": []}
+        for n in range(args.runs):
+            cold = {**env, "ASTRO_CACHE_DIR": str(home / f"cold-{size}-{n}")}
+            runs["astro, first open"].append(_launch([str(astro), str(db)], schema, cold))
+            runs["astro, opened before"].append(_launch([str(astro), str(db)], schema, warm))
+            runs["Harlequin"].append(_launch([str(harlequin), str(db)], node, env))
         tables, columns = SIZES[size]
         label = f"{tables:,} tables × {columns}"
-        print(
-            f"{label:24} {med('astro', 0):6.2f} s vs {med('harlequin', 0):5.2f} s"
-            f"   {med('astro', 1):8.2f} s vs {med('harlequin', 1):5.2f} s"
-            f" {med('astro', 1) / med('harlequin', 1):6.2f}×"
-            f"   {med('astro', 2) / 2**20:6.0f} MB vs {med('harlequin', 2) / 2**20:4.0f} MB"
-        )
+        theirs = statistics.median(r[1] for r in runs["Harlequin"])
+        for app, launches in runs.items():
+            first, catalog, largest, total = (statistics.median(r[i] for r in launches) for i in range(4))
+            print(
+                f"{label:22} {app:22} {first:9.2f} s {catalog:6.2f} s {catalog / theirs:5.2f}×"
+                f" {largest / 2**20:13.0f} MB {total / 2**20:11.0f} MB"
+            )
+            label = ""
     shutil.rmtree(home, ignore_errors=True)
 
 

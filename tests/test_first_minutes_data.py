@@ -5,8 +5,6 @@ Every test opens real files with real DuckDB, the way `astro FILE…` does.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +19,7 @@ from astro_tui.cli import main
 from astro_tui.config import Settings
 from astro_tui.data.database import Database
 from astro_tui.data.errors import GuardError, QueryError, TargetError, lock_message
+from tests.holders import holding_for_writing
 
 
 def _write(path: Path, text: str) -> Path:
@@ -85,29 +84,21 @@ def test_syntax_errors_say_syntax_error_once(flights: Path) -> None:
 def locked_db(tmp_path: Path) -> Iterator[tuple[Path, int]]:
     path = tmp_path / "busy.duckdb"
     duckdb.connect(str(path)).execute("CREATE TABLE t AS SELECT 1 AS a").close()
-    holder = subprocess.Popen(
-        [sys.executable, "-c", f"import duckdb; c = duckdb.connect({str(path)!r}); print('ok'); input()"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "ok"
-        yield path, holder.pid
-    finally:
-        holder.kill()
-        holder.wait(timeout=30)
+    with holding_for_writing(path) as pid:
+        yield path, pid
 
 
 def test_a_locked_file_says_who_holds_it_and_what_to_do(locked_db: tuple[Path, int], flights: Path) -> None:
     path, pid = locked_db
     for specs in ([str(path)], [str(path), str(flights)]):
-        with pytest.raises(TargetError) as exc:
-            Database.open(specs, Settings())
-        message = str(exc.value)
-        assert f"PID {pid}" in message and "locked by another program" in message, message
-        assert "python" in message.lower()  # the holder's name, from /proc
-        assert "Close that program" in message and "IO Error" not in message
+        # The file is opened in the statement worker: the first call that needs it says why not.
+        for first_use in ("ready", "load_catalog"):
+            with Database.open(specs, Settings()) as db, pytest.raises(TargetError) as exc:
+                getattr(db, first_use)()
+            message = str(exc.value)
+            assert f"PID {pid}" in message and "locked by another program" in message, message
+            assert "python" in message.lower()  # the holder's name, from /proc
+            assert "Close that program" in message and "IO Error" not in message
     result = CliRunner().invoke(main, ["sql", "select 1", str(path)])
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert result.stderr.startswith(f"astro: {path}: locked by another program")
@@ -337,6 +328,15 @@ def test_a_histogram_of_one_value_is_refused() -> None:
         prepare(scalar.table, choice)
     with pytest.raises(ValueError, match="one value"):
         prepare(_result("select 5 as v from range(10)").table, ChartChoice("hist", None, ["v"]))
+
+
+@pytest.mark.parametrize("kind", ["line", "scatter"])
+def test_one_x_value_is_drawn_not_a_crash(kind: str) -> None:
+    """plotext divides by the x axis' span; a result with one x value (or one row) drew
+    nothing but a ZeroDivisionError, raised while the app painted the chart tab."""
+    for sql in ("select 1 as x, 5 as y", "select 1 as x, range as y from range(3)"):
+        text = _chart(sql, kind, "x", ("y",))
+        assert text.splitlines()[-2].split() == ["1"], text
 
 
 def test_histograms_use_sqrt_n_bins_and_start_at_the_data() -> None:

@@ -346,7 +346,9 @@ def draw(plt: Any, series: Series, width: int = 80) -> None:
         if series.tick_labels:
             _ticks(plt, series.xs, series.tick_labels, width)
         elif series.xs:
-            plt.xlim(min(series.xs), max(series.xs))
+            low, high = min(series.xs), max(series.xs)
+            # plotext divides by the axis' span: one x value gets a unit-wide axis around it
+            plt.xlim(low, high) if high > low else plt.xlim(low - 0.5, high + 0.5)
             whole = sorted({int(x) for x in series.xs if x.is_integer()})
             if len(whole) == len(set(series.xs)):
                 grouping = groups_digits(series.x_name)

@@ -113,6 +113,10 @@ class Catalog:
                 by_name.setdefault(table_lower, []).append(table)
                 by_schema_name.setdefault((schema_lower, table_lower), []).append(table)
 
+    def __reduce__(self) -> tuple[type[Catalog], tuple[tuple[Schema, ...], tuple[str, ...]]]:
+        """Pickled without its lookup indexes; they are rebuilt on load (`catalog_cache`)."""
+        return (Catalog, (self.schemas, self.databases))
+
     @property
     def multi_database(self) -> bool:
         return len(self.databases) > 1

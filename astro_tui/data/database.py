@@ -60,6 +60,10 @@ class Database:
     def load_catalog(self) -> Catalog:
         return self.engine.load_catalog()
 
+    def ready(self) -> None:
+        """Block until statements can run; raise TargetError when the data cannot be opened."""
+        self.engine.ready()
+
     def execute(
         self,
         sql: str,

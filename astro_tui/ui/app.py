@@ -238,15 +238,19 @@ class AstroApp(App[int]):
         self._read_catalog(db)
 
     def _read_catalog(self, db: Database) -> None:
-        """Runs in the `_open_database` worker."""
+        """Runs in the `_open_database` worker. A catalog read before may be on screen while
+        the database is still opening; a failure to open it then still says so."""
         from astro_tui.catalog.introspect import load_catalog
+        from astro_tui.data.errors import TargetError
 
         try:
             catalog = load_catalog(db)
+            self.post_message(CatalogLoaded(catalog))
+            db.ready()
+        except TargetError as exc:
+            self.post_message(DatabaseFailed(str(exc)))
         except Exception as exc:
             self.post_message(CatalogFailed(f"cannot read the catalog: {exc}"))
-            return
-        self.post_message(CatalogLoaded(catalog))
 
     def on_catalog_loaded(self, message: CatalogLoaded) -> None:
         assert self.db is not None

@@ -90,6 +90,14 @@ class Engine(ABC):
     ) -> QueryResult:
         """Run a checked statement with its limits; raise QueryError/QueryTimeout/QueryCancelled."""
 
+    def ready(self) -> None:
+        """Block until statements can run; raise TargetError when the data cannot be opened.
+
+        Engines that connect while opening are ready at once; DuckDB opens the file in its
+        worker process meanwhile, and may answer `load_catalog` from its cache before that.
+        """
+        return None
+
     @abstractmethod
     def close(self) -> None:
         """Release the connection and anything written for this session (temp files)."""

@@ -3,6 +3,13 @@
 The engine half of the read-only guarantee lives here: every database is opened
 read-only, external access is switched off and the configuration locked before
 any statement from outside runs. `guard.check` is the parser half.
+
+The database is opened only in the worker process (`pool.py`): opening a file of
+10,000 tables takes DuckDB over a second and half a gigabyte, paid once there and
+not again here. So opening the engine returns at once, the catalog of a file
+opened before comes from `catalog_cache` while the worker opens it, and an
+error opening it (a lock, not a DuckDB file) is raised by the first call that
+needs the connection, or by `ready()`.
 """
 
 from __future__ import annotations
@@ -10,6 +17,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import os
 import shutil
 import tempfile
 import time
@@ -20,6 +28,7 @@ from typing import Any
 import duckdb
 
 from astro_tui.config import Settings
+from astro_tui.data import catalog_cache
 from astro_tui.data.cancel import CancelToken
 from astro_tui.data.catalog_model import Catalog
 from astro_tui.data.engines.base import Dialect, Engine
@@ -68,10 +77,10 @@ class DuckDBEngine(Engine):
         self._spill_dir = Path(tempfile.mkdtemp(prefix="astro-spill-"))
         self._parquet_rows: dict[str, int] = {}
         self._user_macros: frozenset[str] | None = None
-        self._setup: dict[str, Any] = {}
         try:
-            self._con = self._connect()
-            self._pool = WorkerPool(self._setup, settings.memory_limit)
+            setup = self._prepare()
+            self._cache_key = self._catalog_key()
+            self._pool = WorkerPool(setup, settings.memory_limit, open_error=self._open_error)
         except OSError as exc:
             self._remove_temp_dirs()
             where = f" ({exc.filename})" if exc.filename else ""
@@ -108,18 +117,17 @@ class DuckDBEngine(Engine):
             engine.context_seed = context_notes()
         return engine
 
-    def _connect(self) -> duckdb.DuckDBPyConnection:
-        """The engine's own connection (catalog, our metadata queries); statements from outside
-        run in worker processes opened by the same steps (`self._setup`)."""
+    def _prepare(self) -> dict[str, Any]:
+        """How a worker opens the targets: the file to open (the user's, or a private shim
+        holding file targets) and the statements that attach the rest and lock it down."""
         duck = [t for t in self.targets if t.kind == "duckdb"]
         files = [t for t in self.targets if t.kind != "duckdb"]
         if len(duck) == 1 and not files:
-            path, spec = duck[0].paths[0], duck[0].spec
+            path = duck[0].paths[0]
             attach: list[Target] = []
         else:
-            path, spec = self._build_shim(files), "file targets"
+            path = self._build_shim(files)
             attach = duck
-        con = self._connect_file(path, spec)
         steps = [f"ATTACH {_literal(str(t.paths[0]))} AS {_ident(t.name)} (READ_ONLY)" for t in attach]
         parquet = [str(p) for t in files if t.kind == "parquet" for p in t.paths]
         if parquet:
@@ -134,31 +142,43 @@ class DuckDBEngine(Engine):
             "SET enable_external_access = false",
             "SET lock_configuration = true",
         ]
-        try:
-            for step in steps:
-                con.execute(step)
-        except duckdb.Error as exc:
-            con.close()
-            message = one_line(exc)
-            for target in attach:
-                locked = lock_message(target.spec, message)
-                if locked and str(target.paths[0]) in message:
-                    raise TargetError(locked) from None
-            raise TargetError(f"cannot open targets: {message}") from None
-        self._setup = {"path": str(path), "config": dict(_BASE_CONFIG), "statements": steps}
-        return con
+        return {"path": str(path), "config": dict(_BASE_CONFIG), "statements": steps}
 
-    def _connect_file(self, path: Path, spec: str) -> duckdb.DuckDBPyConnection:
-        try:
-            return duckdb.connect(str(path), read_only=True, config=dict(_BASE_CONFIG))
-        except duckdb.Error as exc:
-            message = one_line(exc)
+    def _open_error(self, message: str) -> TargetError:
+        """A worker's failure to open the targets, worded for the user."""
+        duck = [t for t in self.targets if t.kind == "duckdb"]
+        if len(duck) == 1 and len(self.targets) == 1:
+            spec = duck[0].spec
             locked = lock_message(spec, message)
             if locked:
-                raise TargetError(locked) from None
+                return TargetError(locked)
             if "not a valid DuckDB database file" in message or "Corrupt" in message:
                 message = "not a DuckDB database file"
-            raise TargetError(f"{spec}: {message}") from None
+            return TargetError(f"{spec}: {message}")
+        for target in duck:
+            locked = lock_message(target.spec, message)
+            if locked and str(target.paths[0]) in message:
+                return TargetError(locked)
+        return TargetError(f"cannot open targets: {message}")
+
+    def _catalog_key(self) -> str | None:
+        """The identity of what the catalog is read from, or None when it cannot be cached
+        (file targets are read into a new private file on every open)."""
+        if any(t.kind != "duckdb" for t in self.targets):
+            return None
+        parts = [f"duckdb {duckdb.__version__}", catalog_cache.model_digest()]
+        parts.append(hashlib.sha256(Path(catalog.__file__).read_bytes()).hexdigest()[:16])
+        for target in self.targets:
+            path = target.paths[0]
+            parts.append(f"{target.name}\0{os.path.realpath(path)}")
+            for file in (path, Path(f"{path}.wal")):
+                try:
+                    st = file.stat()
+                except FileNotFoundError:
+                    parts.append("-")
+                    continue
+                parts.append(f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}")
+        return "\n".join(parts)
 
     def _build_shim(self, files: list[Target]) -> Path:
         """A private DuckDB file holding CSV/JSON as tables and Parquet as views, opened read-only.
@@ -225,8 +245,10 @@ class DuckDBEngine(Engine):
 
     def close(self) -> None:
         self._pool.close()
-        self._con.close()
         self._remove_temp_dirs()
+
+    def ready(self) -> None:
+        self._pool.ready()
 
     def check(self, sql: str) -> str:
         if self._user_macros is None:
@@ -271,56 +293,50 @@ class DuckDBEngine(Engine):
         from the files' footers, so it never runs the query twice; anything else (filters,
         joins, aggregates, views over queries) keeps "more than N" rather than pay for a count.
         """
-        source = _plain_scan(self._con, statement)
+        source = _plain_scan(statement)
         if source is None:
             return None
         path = [p for p in source if p]
         if len(path) == 1 and path[0] in self._parquet_rows:
             return self._parquet_rows[path[0]]
-        cursor = self._con.cursor()
         try:
-            views = cursor.execute(
+            views = self.catalog_rows(
                 "SELECT count(*) FROM duckdb_views() WHERE NOT internal AND lower(view_name) = lower(?)",
                 [path[-1]],
-            ).fetchone()
-            if views is None or views[0]:
+            )
+            if not views or views[0][0]:
                 return None
-            row = cursor.execute(f"SELECT count(*) FROM {'.'.join(_ident(p) for p in path)}").fetchone()
-        except duckdb.Error:
+            row = self.catalog_rows(f"SELECT count(*) FROM {'.'.join(_ident(p) for p in path)}")
+        except QueryError:
             return None
-        finally:
-            cursor.close()
-        return int(row[0]) if row else None
+        return int(row[0][0]) if row else None
 
     def load_catalog(self) -> Catalog:
-        return catalog.with_row_counts(catalog.load_catalog(self.catalog_rows), self._parquet_rows)
+        key = self._cache_key
+        cached = catalog_cache.read(key) if key else None
+        if cached is None:
+            data = self._pool.meta({"meta": "catalog"})
+            cached = catalog_cache.loads(data)
+            if key:
+                catalog_cache.write(key, data)
+        return catalog.with_row_counts(cached, self._parquet_rows)
 
     def catalog_rows(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
         """Trusted metadata queries of our own (never model or user SQL), unguarded."""
-        cursor = self._con.cursor()
-        try:
-            return cursor.execute(sql, list(params)).fetchall()
-        except duckdb.Error as exc:
-            raise QueryError(one_line(exc)) from None
-        finally:
-            cursor.close()
+        rows: list[tuple[Any, ...]] = catalog_cache.loads(
+            self._pool.meta({"meta": "rows", "sql": sql, "params": list(params)})
+        )
+        return rows
 
 
-def _plain_scan(con: duckdb.DuckDBPyConnection, statement: str) -> tuple[str, str, str] | None:
+def _plain_scan(statement: str) -> tuple[str, str, str] | None:
     """(catalog, schema, table) when DuckDB's parser sees a plain scan of one table, else None."""
-    cursor = con.cursor()
     try:
-        row = cursor.execute("SELECT json_serialize_sql(?)", [statement]).fetchone()
-    except duckdb.Error:
-        return None
-    finally:
-        cursor.close()
-    try:
-        tree = json.loads(row[0]) if row else {}
+        tree = json.loads(guard.serialize(statement))
         [only] = tree["statements"]
         node = only["node"]
         source = node["from_table"]
-    except (ValueError, KeyError, TypeError):
+    except (duckdb.Error, ValueError, KeyError, TypeError):
         return None
     plain = (
         node.get("type") == "SELECT_NODE"

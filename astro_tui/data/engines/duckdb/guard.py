@@ -272,7 +272,7 @@ def _ast_connection() -> duckdb.DuckDBPyConnection:
     return _ast_con
 
 
-def _serialize(text: str) -> str:
+def serialize(text: str) -> str:
     """DuckDB's AST as JSON."""
     with _ast_lock:
         row = _ast_connection().execute("SELECT json_serialize_sql(?)", [text]).fetchone()
@@ -442,7 +442,7 @@ class _Rules:
 
 def _check_ast(text: str, rules: _Rules) -> None:
     try:
-        tree = json.loads(_serialize(text))
+        tree = json.loads(serialize(text))
     except RecursionError:
         raise too_deep() from None
     if tree.get("error"):

@@ -19,6 +19,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ import pyarrow as pa
 
 from astro_tui.data.cancel import CancelToken
 from astro_tui.data.engines.duckdb.worker import read_frame, write_frame
-from astro_tui.data.errors import QueryCancelled, QueryError, QueryTimeout, TargetError
+from astro_tui.data.errors import DataError, QueryCancelled, QueryError, QueryTimeout, TargetError
 
 GRACE_S = 0.75
 """After an interrupt, how long a statement has to end before its process is killed."""
@@ -89,26 +90,43 @@ class _Worker:
         self.baseline = 0
         self.clean = True
         """False while a statement's answer has not been read whole."""
+        self._starting = threading.Lock()
+        self._killed = False
+        self._failure: DataError | None = None
 
-    def wait_ready(self) -> None:
-        if self.ready:
-            return
-        if not select.select([self.stdout], [], [], _START_S)[0]:
-            self.kill()
-            raise QueryError("the query process did not start")
-        answer = read_frame(self.stdout)
-        if not answer or not answer.get("ready"):
-            self.kill()
-            message = answer.get("message") if answer else "it ended at once"
-            raise TargetError(f"cannot open the database in the query process: {message}")
-        self.ready = True
-        self.baseline = _rss(self.proc.pid) or 0
+    def wait_ready(self, open_error: Callable[[str], DataError]) -> None:
+        """Block until the database is open in this process; a worker that cannot open it is
+        killed, and the engine words the reason (a lock, not a DuckDB file)."""
+        with self._starting:
+            if self.ready:
+                return
+            if self._failure is not None:
+                raise type(self._failure)(str(self._failure))
+            if self._killed:
+                raise QueryError("the query process has ended")
+            if not select.select([self.stdout], [], [], _START_S)[0]:
+                self.kill()
+                raise QueryError("the query process did not start")
+            answer = read_frame(self.stdout)
+            if not answer or not answer.get("ready"):
+                self.kill()
+                self._failure = open_error(answer.get("message") if answer else "it ended at once")
+                raise self._failure
+            self.ready = True
+            self.rebase()
+
+    def rebase(self) -> None:
+        """Memory is limited above what the process holds when idle (the open database)."""
+        self.baseline = _rss(self.proc.pid) or self.baseline
 
     def interrupt(self) -> None:
         with contextlib.suppress(OSError):
             os.write(self._interrupts, b"!")
 
     def kill(self) -> None:
+        if self._killed:
+            return
+        self._killed = True
         with contextlib.suppress(ProcessLookupError):
             self.proc.kill()
         for stream in (self.stdin, self.stdout):
@@ -126,7 +144,12 @@ class _Worker:
 class WorkerPool:
     """Runs statements in worker processes opened like the engine's own connection."""
 
-    def __init__(self, setup: dict[str, Any], memory_limit: str) -> None:
+    def __init__(
+        self,
+        setup: dict[str, Any],
+        memory_limit: str,
+        open_error: Callable[[str], DataError] = lambda m: TargetError(f"cannot open the database: {m}"),
+    ) -> None:
         shared = Path("/dev/shm")
         self._results = Path(
             tempfile.mkdtemp(prefix="astro-results-", dir=shared if shared.is_dir() else None)
@@ -137,6 +160,7 @@ class WorkerPool:
         # DuckDB's limit covers its buffer pool; the worker also holds Python, Arrow and the
         # result, so a small limit gets a fixed allowance as well as the 10%.
         self._memory = max(int(limit * 1.1), limit + _ALLOWANCE) if limit else None
+        self._open_error = open_error
         self._lock = threading.Lock()
         self._idle: list[_Worker] = [_Worker(self._setup)]
         self._busy: set[_Worker] = set()
@@ -153,15 +177,61 @@ class WorkerPool:
         return worker
 
     def _give_back(self, worker: _Worker, *, keep: bool) -> None:
+        """A worker that could not open the database is not replaced: the next request
+        starts one then, so a released lock or a fixed file is seen on a retry."""
+        keep = keep and worker.ready
         with self._lock:
             self._busy.discard(worker)
             if keep and not self._closed:
                 self._idle.append(worker)
                 return
-            if not self._closed and not self._idle:
+            if not self._closed and not self._idle and worker.ready:
                 self._idle.append(_Worker(self._setup))  # warm for the next statement
         if not keep:
             worker.kill()
+
+    def ready(self) -> None:
+        """Block until the idle worker has the database open; raise its open error if it cannot.
+
+        The worker stays in the pool meanwhile: a statement sent now takes it (and waits for
+        the same open) rather than starting another process; with none idle, a busy one
+        answers, since it has opened the database or is opening it."""
+        with self._lock:
+            worker = self._idle[-1] if self._idle else next(iter(self._busy), None)
+            if worker is None:
+                worker = self._starting_worker()
+        try:
+            worker.wait_ready(self._open_error)
+        except DataError:
+            with self._lock:
+                if worker in self._idle:
+                    self._idle.remove(worker)
+            raise
+
+    def _starting_worker(self) -> _Worker:
+        """Called with the lock held when no worker is idle: a new one, idle until taken."""
+        worker = _Worker(self._setup)
+        self._idle.append(worker)
+        return worker
+
+    def meta(self, request: dict[str, Any]) -> bytes:
+        """A metadata request of the engine's own (`worker.py`), answered as a pickle."""
+        worker = self._take()
+        try:
+            worker.wait_ready(self._open_error)
+            worker.clean = False
+            write_frame(worker.stdin, request)
+            header = self._header(worker, _Stop(), None, memory=None)
+            data = worker.stdout.read(header["pickled"])
+            if len(data) != header["pickled"]:
+                raise QueryError("the query process ended unexpectedly")
+            worker.clean = True
+            worker.rebase()  # what building the catalog left on its heap is not a statement's
+            return data
+        except (BrokenPipeError, ValueError, OSError) as exc:
+            raise QueryError(f"the query process failed: {exc}") from None
+        finally:
+            self._give_back(worker, keep=worker.clean)
 
     def run(
         self, statement: str, *, cap: int | None, timeout: float | None, cancel: CancelToken | None
@@ -171,7 +241,7 @@ class WorkerPool:
         if cancel is not None:
             cancel.attach(stop)
         try:
-            worker.wait_ready()
+            worker.wait_ready(self._open_error)
             worker.clean = False
             write_frame(worker.stdin, {"sql": statement, "cap": cap})
             return self._answer(worker, stop, timeout)
@@ -183,6 +253,24 @@ class WorkerPool:
             self._give_back(worker, keep=worker.clean)
 
     def _answer(self, worker: _Worker, stop: _Stop, timeout: float | None) -> tuple[pa.Table, bool]:
+        header = self._header(worker, stop, timeout, memory=self._memory)
+        if "file" in header:
+            worker.clean = True
+            path = header["file"]
+            try:
+                table = pa.ipc.open_file(pa.memory_map(path)).read_all()
+            finally:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)  # the mapping stays valid; the name is gone
+            return table, bool(header["truncated"])
+        table = pa.ipc.open_stream(worker.stdout).read_all()
+        worker.clean = True
+        return table, bool(header["truncated"])
+
+    def _header(
+        self, worker: _Worker, stop: _Stop, timeout: float | None, *, memory: int | None
+    ) -> dict[str, Any]:
+        """Wait for the answer's header under the limits; an error header is raised here."""
         started = time.monotonic()
         interrupted: float | None = None
         reason = ""
@@ -197,7 +285,7 @@ class WorkerPool:
             used = _rss(worker.pid)
             if used is not None:
                 self.peak_rss = max(self.peak_rss, used - worker.baseline)
-                if self._memory is not None and used - worker.baseline > self._memory:
+                if memory is not None and used - worker.baseline > memory:
                     raise QueryError(
                         f"query stopped: it needed more than the {self._memory_label} memory limit"
                     )
@@ -211,18 +299,7 @@ class WorkerPool:
             if interrupted is not None:
                 raise self._stopped(reason, timeout)
             raise QueryError(header["message"])
-        if "file" in header:
-            worker.clean = True
-            path = header["file"]
-            try:
-                table = pa.ipc.open_file(pa.memory_map(path)).read_all()
-            finally:
-                with contextlib.suppress(OSError):
-                    os.unlink(path)  # the mapping stays valid; the name is gone
-            return table, bool(header["truncated"])
-        table = pa.ipc.open_stream(worker.stdout).read_all()
-        worker.clean = True
-        return table, bool(header["truncated"])
+        return header
 
     @staticmethod
     def _stopped(reason: str, timeout: float | None) -> QueryError:

@@ -12,9 +12,14 @@ parent sends the connection's setup, the child answers `ready` (or the error);
 then per statement the parent sends `{"sql", "cap"}` and the child answers a
 header (`ok`, `truncated` or `message`) followed, when ok, by the rows as an
 Arrow IPC stream, or, for a large result, the path of an Arrow file the parent
-maps into memory. A byte on a second pipe (its descriptor is the child's only
-argument) interrupts the running statement; a signal would do, but threads
-started while DuckDB and Arrow load would take it and die.
+maps into memory. The engine's own metadata requests (`{"meta": "catalog"}`,
+`{"meta": "rows", "sql", "params"}`) are answered with `pickled`, the length of
+the pickle that follows: the catalog model, or the rows as tuples. This process
+is the only one that opens the user's database, so it is opened (and its
+memory held) once, not once here and once in the app. A byte on a second pipe
+(its descriptor is the child's only argument) interrupts the running statement;
+a signal would do, but threads started while DuckDB and Arrow load would take it
+and die.
 """
 
 from __future__ import annotations
@@ -79,6 +84,9 @@ def main() -> None:
     threading.Thread(target=interrupter, daemon=True).start()
     count = 0
     while (request := read_frame(stdin)) is not None:
+        if "meta" in request:
+            _answer_meta(con, request, stdout)
+            continue
         cursor = con.cursor()
         running[0] = cursor
         try:
@@ -102,6 +110,34 @@ def main() -> None:
         with pa.ipc.new_stream(stdout, table.schema) as writer:
             writer.write_table(table)
         stdout.flush()
+
+
+def _answer_meta(con: Any, request: dict[str, Any], stdout: IO[bytes]) -> None:
+    """Trusted queries of the engine's own (never user or model SQL)."""
+    import duckdb
+
+    from astro_tui.data.catalog_cache import dumps
+    from astro_tui.data.engines.duckdb import catalog
+    from astro_tui.data.errors import one_line
+
+    def rows(sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
+        cursor = con.cursor()
+        try:
+            return cursor.execute(sql, params or []).fetchall()
+        finally:
+            cursor.close()
+
+    try:
+        if request["meta"] == "catalog":
+            data = dumps(catalog.load_catalog(rows))
+        else:
+            data = dumps(rows(request["sql"], request.get("params")))
+    except duckdb.Error as exc:
+        write_frame(stdout, {"ok": False, "message": one_line(exc)})
+        return
+    write_frame(stdout, {"ok": True, "pickled": len(data)})
+    stdout.write(data)
+    stdout.flush()
 
 
 if __name__ == "__main__":

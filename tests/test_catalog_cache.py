@@ -1,0 +1,128 @@
+"""The catalog read from a DuckDB file is kept on disk and used while the file is unchanged."""
+
+from __future__ import annotations
+
+import os
+import pickle
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from astro_tui.config import Settings, cache_dir
+from astro_tui.data import catalog_cache
+from astro_tui.data.database import Database
+from astro_tui.data.errors import TargetError
+from tests.holders import holding_for_writing
+
+
+@pytest.fixture
+def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A cache of this test's own: other tests of the session open files with the same names."""
+    monkeypatch.setenv("ASTRO_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache" / "catalogs"
+
+
+@pytest.fixture
+def shop(tmp_path: Path) -> Path:
+    path = tmp_path / "shop.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY, name VARCHAR)")
+    con.execute("COMMENT ON COLUMN customers.name IS 'Display name'")
+    con.execute(
+        "CREATE TABLE orders (id INTEGER, customer_id INTEGER REFERENCES customers(id), total DOUBLE)"
+    )
+    con.execute("CREATE VIEW big_orders AS SELECT * FROM orders WHERE total > 100")
+    con.close()
+    return path
+
+
+def _catalog(path: Path):  # type: ignore[no-untyped-def]
+    with Database.open([str(path)], Settings()) as db:
+        return db.load_catalog()
+
+
+def test_the_second_open_reads_the_same_catalog_from_the_cache(own_cache: Path, shop: Path) -> None:
+    first = _catalog(shop)
+    assert [p.suffix for p in own_cache.iterdir()] == [".pickle"]
+    assert oct(next(own_cache.iterdir()).stat().st_mode & 0o777) == "0o600"
+    second = _catalog(shop)
+    assert second == first and second is not first
+    orders = second.find_table("orders")
+    assert orders is not None and orders.foreign_keys and orders.column("total") is not None
+    customers = second.find_table("main.customers")
+    assert customers is not None and customers.column("name").comment == "Display name"  # type: ignore[union-attr]
+
+
+def test_a_cached_catalog_needs_no_connection_and_the_lock_is_still_reported(
+    own_cache: Path, shop: Path
+) -> None:
+    expected = _catalog(shop)
+    with holding_for_writing(shop), Database.open([str(shop)], Settings()) as db:
+        assert db.load_catalog() == expected  # from the cache: DuckDB cannot open the file now
+        with pytest.raises(TargetError, match="locked by another program"):
+            db.ready()
+        with pytest.raises(TargetError, match="locked by another program"):
+            db.execute("select 1")
+
+
+def test_a_changed_file_is_read_again(own_cache: Path, shop: Path) -> None:
+    assert _catalog(shop).find_table("refunds") is None
+    con = duckdb.connect(str(shop))
+    con.execute("CREATE TABLE refunds (id INTEGER, amount DOUBLE)")
+    con.close()
+    refunds = _catalog(shop).find_table("refunds")
+    assert refunds is not None and [c.name for c in refunds.columns] == ["id", "amount"]
+
+
+class _Planted:
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        return (os.system, (f"touch {self.marker}",))
+
+
+def test_a_planted_cache_entry_runs_nothing_and_the_catalog_is_read_again(
+    own_cache: Path, shop: Path, tmp_path: Path
+) -> None:
+    expected = _catalog(shop)
+    [entry] = own_cache.iterdir()
+    marker = tmp_path / "ran"
+    entry.write_bytes(pickle.dumps(_Planted(marker)))
+    assert _catalog(shop) == expected
+    assert not marker.exists()
+    with pytest.raises(pickle.UnpicklingError, match="not part of the catalog model"):
+        catalog_cache.loads(pickle.dumps(_Planted(marker)))
+
+
+def test_an_unwritable_cache_costs_only_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shop: Path
+) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the cache directory would be")
+    monkeypatch.setenv("ASTRO_CACHE_DIR", str(blocker))
+    assert cache_dir() == blocker
+    assert _catalog(shop).find_table("orders") is not None
+    assert _catalog(shop).find_table("orders") is not None
+
+
+def test_file_targets_are_not_cached(own_cache: Path, tmp_path: Path) -> None:
+    csv = tmp_path / "rates.csv"
+    csv.write_text("code,rate\nEUR,1.1\nUSD,1.0\n")
+    assert _catalog(csv).find_table("rates") is not None
+    assert not own_cache.exists() or not any(own_cache.iterdir())
+
+
+def test_the_cache_keeps_the_newest_entries(own_cache: Path) -> None:
+    data = catalog_cache.dumps(_empty_catalog())
+    for n in range(40):
+        catalog_cache.write(f"key {n}", data)
+    assert len(list(own_cache.glob("*.pickle"))) == 32
+    assert not list(own_cache.glob("*.tmp"))
+
+
+def _empty_catalog():  # type: ignore[no-untyped-def]
+    from astro_tui.data.catalog_model import Catalog
+
+    return Catalog(())
