@@ -245,6 +245,16 @@ def main() -> None:
         sys.exit("tmux is needed (apt-get install tmux)")
     harlequin = _harlequin()
     astro = ROOT / ".venv" / "bin" / "astro"
+    # tmux's server exits with its last session, and a launch racing that exit fails.
+    keepalive = f"bench-keepalive-{os.getpid()}"
+    subprocess.run(["tmux", "new-session", "-d", "-s", keepalive, "sleep 86400"], check=True)
+    try:
+        _measure(args, astro, harlequin)
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", keepalive], capture_output=True)
+
+
+def _measure(args: argparse.Namespace, astro: Path, harlequin: Path) -> None:
     home = Path(tempfile.mkdtemp(prefix="bench-home-"))
     env = {
         "HOME": str(home),

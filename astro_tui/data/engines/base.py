@@ -23,10 +23,13 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from astro_tui.data.cancel import CancelToken
 from astro_tui.data.catalog_model import Catalog
-from astro_tui.data.results import QueryResult
+
+if TYPE_CHECKING:
+    from astro_tui.data.results import QueryResult  # pyarrow: not for every process that imports this
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,8 @@ any statement from outside runs. `guard.check` is the parser half.
 
 The database is opened only in the worker process (`pool.py`): opening a file of
 10,000 tables takes DuckDB over a second and half a gigabyte, paid once there and
-not again here. So opening the engine returns at once, the catalog of a file
+not again here; this process imports DuckDB only to parse (the guard) or to read
+file targets. So opening the engine returns at once, the catalog of a file
 opened before comes from `catalog_cache` while the worker opens it, and an
 error opening it (a lock, not a DuckDB file) is raised by the first call that
 needs the connection, or by `ready()`.
@@ -15,7 +16,9 @@ needs the connection, or by `ready()`.
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
+import importlib.util
 import json
 import os
 import shutil
@@ -23,16 +26,14 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
-
-import duckdb
+from typing import TYPE_CHECKING, Any
 
 from astro_tui.config import Settings
 from astro_tui.data import catalog_cache
 from astro_tui.data.cancel import CancelToken
 from astro_tui.data.catalog_model import Catalog
 from astro_tui.data.engines.base import Dialect, Engine
-from astro_tui.data.engines.duckdb import catalog, guard
+from astro_tui.data.engines.duckdb import catalog
 from astro_tui.data.engines.duckdb.pool import WorkerPool
 from astro_tui.data.engines.duckdb.targets import Target, file_stem, identifier, resolve_targets
 from astro_tui.data.errors import (
@@ -43,6 +44,9 @@ from astro_tui.data.errors import (
     one_line,
 )
 from astro_tui.data.results import QueryResult
+
+if TYPE_CHECKING:
+    import duckdb
 
 DIALECT = Dialect(
     name="DuckDB",
@@ -166,7 +170,7 @@ class DuckDBEngine(Engine):
         (file targets are read into a new private file on every open)."""
         if any(t.kind != "duckdb" for t in self.targets):
             return None
-        parts = [f"duckdb {duckdb.__version__}", catalog_cache.model_digest()]
+        parts = [_duckdb_identity(), catalog_cache.model_digest()]
         parts.append(hashlib.sha256(Path(catalog.__file__).read_bytes()).hexdigest()[:16])
         for target in self.targets:
             path = target.paths[0]
@@ -187,6 +191,8 @@ class DuckDBEngine(Engine):
         never needs access to them again; Parquet stays lazy behind `allowed_paths`, its
         row counts read from the files' own metadata.
         """
+        import duckdb
+
         self._shim_dir = Path(tempfile.mkdtemp(prefix="astro-"))
         path = self._shim_dir / "targets.duckdb"
         con = duckdb.connect(str(path), config=dict(_BASE_CONFIG))
@@ -248,9 +254,14 @@ class DuckDBEngine(Engine):
         self._remove_temp_dirs()
 
     def ready(self) -> None:
+        """Also readies the guard (its parser, the user's table macros): the app calls this in
+        the background, so the first statement does not pay their ~0.1 s."""
         self._pool.ready()
+        self.check("SELECT 1")
 
     def check(self, sql: str) -> str:
+        from astro_tui.data.engines.duckdb import guard
+
         if self._user_macros is None:
             rows = self.catalog_rows(
                 "SELECT DISTINCT function_name FROM duckdb_functions() "
@@ -331,6 +342,10 @@ class DuckDBEngine(Engine):
 
 def _plain_scan(statement: str) -> tuple[str, str, str] | None:
     """(catalog, schema, table) when DuckDB's parser sees a plain scan of one table, else None."""
+    import duckdb
+
+    from astro_tui.data.engines.duckdb import guard
+
     try:
         tree = json.loads(guard.serialize(statement))
         [only] = tree["statements"]
@@ -364,6 +379,8 @@ def _tables_of(
 ) -> list[tuple[str, tuple[Path, ...], bool]]:
     """The tables one target becomes: a glob over files with the same columns is one table
     (read by column name), over files with different columns one table per file."""
+    import duckdb
+
     if len(target.paths) == 1:
         return [(target.name, target.paths, False)]
     reader = _READERS[target.kind]
@@ -387,6 +404,17 @@ def _tables_of(
         taken.add(name.lower())
         tables.append((name, (path,), False))
     return tables
+
+
+@functools.cache
+def _duckdb_identity() -> str:
+    """The installed DuckDB (an upgrade rewrites its files), without importing it."""
+    spec = importlib.util.find_spec("duckdb")
+    origin = spec.origin if spec is not None else None
+    if origin is None:
+        return "duckdb ?"
+    st = os.stat(origin)
+    return f"duckdb {origin} {st.st_size}:{st.st_mtime_ns}"
 
 
 def _check_not_empty(path: Path, spec: str) -> None:

@@ -21,13 +21,14 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from astro_tui.data.cancel import CancelToken
 from astro_tui.data.engines.duckdb.worker import read_frame, write_frame
 from astro_tui.data.errors import DataError, QueryCancelled, QueryError, QueryTimeout, TargetError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 GRACE_S = 0.75
 """After an interrupt, how long a statement has to end before its process is killed."""
@@ -253,6 +254,8 @@ class WorkerPool:
             self._give_back(worker, keep=worker.clean)
 
     def _answer(self, worker: _Worker, stop: _Stop, timeout: float | None) -> tuple[pa.Table, bool]:
+        import pyarrow as pa  # not at import: opening the database and its catalog need none
+
         header = self._header(worker, stop, timeout, memory=self._memory)
         if "file" in header:
             worker.clean = True

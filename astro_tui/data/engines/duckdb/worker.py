@@ -27,12 +27,15 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import struct
 import sys
 import threading
 from typing import IO, Any
 
 _LENGTH = struct.Struct(">Q")
+_IDLE_S = 0.05
+"""No request this long after the last answer: the worker is idle and imports Arrow."""
 _PIPE_BYTES = 1 << 20
 """Larger results go through a file in memory (/dev/shm) that the parent maps, not the pipe."""
 
@@ -59,9 +62,7 @@ def main() -> None:
     if setup is None:
         return
     import duckdb
-    import pyarrow as pa
 
-    from astro_tui.data.engines.duckdb.fetch import fetch
     from astro_tui.data.errors import engine_message, one_line, syntax_message
 
     try:
@@ -83,10 +84,19 @@ def main() -> None:
 
     threading.Thread(target=interrupter, daemon=True).start()
     count = 0
-    while (request := read_frame(stdin)) is not None:
+    arrow: Any = None
+    while True:
+        if arrow is None and not select.select([stdin], [], [], _IDLE_S)[0]:
+            arrow = _import_arrow()  # idle: paid now rather than by the first statement
+        request = read_frame(stdin)
+        if request is None:
+            break
         if "meta" in request:
             _answer_meta(con, request, stdout)
             continue
+        if arrow is None:
+            arrow = _import_arrow()
+        pa, fetch = arrow
         cursor = con.cursor()
         running[0] = cursor
         try:
@@ -110,6 +120,16 @@ def main() -> None:
         with pa.ipc.new_stream(stdout, table.schema) as writer:
             writer.write_table(table)
         stdout.flush()
+
+
+def _import_arrow() -> tuple[Any, Any]:
+    """Arrow is imported after `ready`: the engine's first request is often the catalog,
+    which needs none of it, and a catalog shown sooner is worth more than a warm import."""
+    import pyarrow as pa
+
+    from astro_tui.data.engines.duckdb.fetch import fetch
+
+    return pa, fetch
 
 
 def _answer_meta(con: Any, request: dict[str, Any], stdout: IO[bytes]) -> None:
