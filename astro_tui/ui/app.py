@@ -119,10 +119,8 @@ class AstroApp(App[int]):
             from astro_tui.llm.errors import model_not_configured_message
 
             self.conversation.show_howto(model_not_configured_message())
-
-    def on_ready(self) -> None:
-        """The first frame is on screen. Only now the database: importing DuckDB and Arrow in a
-        thread any earlier would take the interpreter from the first layout and paint."""
+        # Opening imports neither DuckDB nor Arrow here (the file opens in the statement
+        # worker), so it can run beside the first layout and paint without delaying them.
         self._open_database()
 
     def on_resize(self, event: events.Resize) -> None:

@@ -13,7 +13,7 @@ import dataclasses
 import gc
 import re
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -48,9 +48,13 @@ _SCHEMAS_SQL = (
 _Key = tuple[Any, Any, Any]
 
 
-def load_catalog(rows: Callable[[str], list[tuple[Any, ...]]]) -> Catalog:
+def load_catalog(
+    rows: Callable[[str], list[tuple[Any, ...]]],
+    streamed: Callable[[str], Iterable[tuple[Any, ...]]] | None = None,
+) -> Catalog:
+    """`streamed`, when given, reads the column rows lazily (the query itself runs at once)."""
     with ThreadPoolExecutor(max_workers=1) as pool:
-        column_rows = pool.submit(rows, _COLUMNS_SQL)
+        column_rows = pool.submit(streamed or rows, _COLUMNS_SQL)
         databases = [str(r[0]) for r in rows(_USER_DBS + " ORDER BY database_name")]
         tables = rows(_TABLES_SQL)
         constraints = rows(_CONSTRAINTS_SQL)
@@ -68,7 +72,7 @@ def load_catalog(rows: Callable[[str], list[tuple[Any, ...]]]) -> Catalog:
 def _build(
     databases: list[str],
     tables: list[tuple[Any, ...]],
-    columns: list[tuple[Any, ...]],
+    columns: Iterable[tuple[Any, ...]],
     constraints: list[tuple[Any, ...]],
     schema_comments: dict[tuple[Any, Any], Any],
 ) -> Catalog:
@@ -115,7 +119,7 @@ def _build(
     return Catalog(schemas, tuple(databases) if multi else ())
 
 
-def _group_columns(rows: list[tuple[Any, ...]]) -> dict[tuple[Any, Any], tuple[Column, ...]]:
+def _group_columns(rows: Iterable[tuple[Any, ...]]) -> dict[tuple[Any, Any], tuple[Column, ...]]:
     """Rows arrive ordered by table; the same (name, type, nullable, comment) is one shared Column."""
     shared: dict[tuple[Any, ...], Column] = {}
     grouped: dict[tuple[Any, Any], tuple[Column, ...]] = {}

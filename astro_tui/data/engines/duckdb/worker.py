@@ -31,11 +31,13 @@ import select
 import struct
 import sys
 import threading
+from collections.abc import Iterator
 from typing import IO, Any
 
 _LENGTH = struct.Struct(">Q")
 _IDLE_S = 0.05
 """No request this long after the last answer: the worker is idle and imports Arrow."""
+_CATALOG_BATCH = 8192
 _PIPE_BYTES = 1 << 20
 """Larger results go through a file in memory (/dev/shm) that the parent maps, not the pipe."""
 
@@ -147,9 +149,24 @@ def _answer_meta(con: Any, request: dict[str, Any], stdout: IO[bytes]) -> None:
         finally:
             cursor.close()
 
+    def streamed(sql: str) -> Iterator[tuple[Any, ...]]:
+        """The query runs now; its rows become Python objects a batch at a time, so 300,000
+        columns are never all held as tuples at once."""
+        cursor = con.cursor()
+        cursor.execute(sql)
+
+        def batches() -> Iterator[tuple[Any, ...]]:
+            try:
+                while batch := cursor.fetchmany(_CATALOG_BATCH):
+                    yield from batch
+            finally:
+                cursor.close()
+
+        return batches()
+
     try:
         if request["meta"] == "catalog":
-            data = dumps(catalog.load_catalog(rows))
+            data = dumps(catalog.load_catalog(rows, streamed))
         else:
             data = dumps(rows(request["sql"], request.get("params")))
     except duckdb.Error as exc:
