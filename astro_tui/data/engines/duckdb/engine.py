@@ -262,13 +262,16 @@ class DuckDBEngine(Engine):
     def check(self, sql: str) -> str:
         from astro_tui.data.engines.duckdb import guard
 
+        return guard.check(sql, exists=self._relation_exists, user_table_macros=self._table_macros)
+
+    def _table_macros(self) -> frozenset[str]:
         if self._user_macros is None:
             rows = self.catalog_rows(
                 "SELECT DISTINCT function_name FROM duckdb_functions() "
                 "WHERE function_type = 'table_macro' AND NOT internal"
             )
             self._user_macros = frozenset(str(r[0]) for r in rows)
-        return guard.check(sql, exists=self._relation_exists, user_table_macros=self._user_macros)
+        return self._user_macros
 
     def _relation_exists(self, catalog: str, schema: str, name: str) -> bool:
         """Whether a table or view of this database has the name the guard found (a real table

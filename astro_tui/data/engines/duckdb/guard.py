@@ -292,12 +292,18 @@ Exists = Callable[[str, str, str], bool]
 """(catalog, schema, name) → whether the database has that table or view."""
 
 
-def check(sql: str, *, exists: Exists | None = None, user_table_macros: frozenset[str] = frozenset()) -> str:
+def check(
+    sql: str,
+    *,
+    exists: Exists | None = None,
+    user_table_macros: frozenset[str] | Callable[[], frozenset[str]] = frozenset(),
+) -> str:
     """Return the single statement to run, or raise GuardError naming what was refused.
 
     `exists` lets a real table named like a file (`"data.csv"`, schema `data` + table `csv`)
     through; without it every such name is refused. The user's own table macros are trusted
-    like their tables.
+    like their tables; given as a function, they are asked for only when a statement calls a
+    table function astro does not allow by itself (reading them is a trip to the database).
     """
     if not sql or not sql.strip():
         raise GuardError("refused: empty SQL")
@@ -417,13 +423,18 @@ def _call_as_select(text: str) -> str:
 class _Rules:
     """What the walk needs to know of the database it guards."""
 
-    def __init__(self, exists: Exists | None, user_table_macros: frozenset[str]) -> None:
+    def __init__(
+        self, exists: Exists | None, user_table_macros: frozenset[str] | Callable[[], frozenset[str]]
+    ) -> None:
         self.exists = exists
-        self.table_functions = SAFE_TABLE_FUNCTIONS | {m.lower() for m in user_table_macros}
+        self._user_table_macros = user_table_macros
 
     def check_table_function(self, name: str) -> None:
         lowered = name.lower()
-        if lowered in self.table_functions:
+        if lowered in SAFE_TABLE_FUNCTIONS:
+            return
+        macros = self._user_table_macros
+        if lowered in {m.lower() for m in (macros() if callable(macros) else macros)}:
             return
         if _refused_function(lowered) or lowered in REFUSED_TABLE_FUNCTIONS:
             raise GuardError(f"refused: {name}() reads files, runs SQL named in text, or shows the machine")
