@@ -303,3 +303,15 @@ async def test_results_table_shows_floats_whole(shop_db: Path) -> None:
         await wait_until(pilot, lambda: app.results.table_widget is not None)
         cell = app.results.table_widget.backend.get_cell_at(0, 0)
         assert display_text(cell) == "5271503.8"
+
+
+async def test_a_sql_result_arrives_with_its_table_measured(shop_db: Path) -> None:
+    """The worker that ran the query also measures the table, so the pane mounts it at once:
+    it never shows "preparing the table…" for a /sql result (it would for a slow one)."""
+    app = make_app(shop_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await submit(pilot, "/sql SELECT range AS n, 'row ' || range AS label FROM range(50000)")
+        await wait_until(pilot, lambda: app.results.table_widget is not None)
+        assert "preparing" not in plain(app.query_one("#table-empty"))
+        assert app.results.table_widget.row_count == 50000

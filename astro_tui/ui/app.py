@@ -47,6 +47,7 @@ from astro_tui.ui.panes.catalog import CatalogPane, CatalogTree
 from astro_tui.ui.panes.conversation import ConversationPane
 from astro_tui.ui.panes.results import ResultsPane
 from astro_tui.ui.panes.shell import ShellInput
+from astro_tui.ui.table_backend import display_backend
 from astro_tui.ui.widgets.key_footer import KeyFooter
 from astro_tui.ui.widgets.question import QuestionInput
 from astro_tui.ui.widgets.tool_block import result_status
@@ -273,15 +274,12 @@ class AstroApp(App[int]):
         import rich.markdown  # noqa: F401  (model text)
         import textual_fastdatatable.data_table  # noqa: F401
         import textual_plotext  # noqa: F401
-        from textual_fastdatatable import ArrowBackend
 
         from astro_tui.ui.widgets.markdown_text import block_starts
 
         block_starts("warm\n")
         # Measuring a text column the first time imports pandas (a second or more).
-        backend = ArrowBackend(pa.table({"text": ["x"], "number": [1]}))
-        backend.render_markup = False
-        _ = backend.column_content_widths
+        display_backend(pa.table({"text": ["x"], "number": [1]}))
         _settle_heap()
 
     def on_catalog_failed(self, message: CatalogFailed) -> None:
@@ -431,7 +429,13 @@ class AstroApp(App[int]):
         except Exception as exc:
             self.post_message(QueryFailed(f"{type(exc).__name__}: {exc}", "sql"))
             return
-        self.post_message(ResultReady(result, ResultOrigin("sql", sql_title(sql), verified=False)))
+        # Measured here, in the thread that has the rows, the table is on screen with the
+        # result: in the pane's own worker it would compete with the loop's paint of it.
+        backend = None
+        with contextlib.suppress(Exception):  # the pane builds it again and reports the failure
+            backend = display_backend(result.table)
+        origin = ResultOrigin("sql", sql_title(sql), verified=False)
+        self.post_message(ResultReady(result, origin, backend))
 
     @work(thread=True, group="preview", exit_on_error=False, description="preview table")
     def _preview(self, db: Database, table: Table) -> None:
@@ -450,7 +454,9 @@ class AstroApp(App[int]):
             self._sql_token = None
             self.refresh_bindings()
             self.conversation.finish_query("query done")
-        entry = self.results.add_result(message.result, origin, sql_text=origin.sql_text)
+        entry = self.results.add_result(
+            message.result, origin, sql_text=origin.sql_text, backend=message.backend
+        )
         if origin.kind == "sql":
             status = result_status(self.conversation, message.result)
             self.conversation.add_note(f"→ {entry.name}: {status} (results pane)", "sql-done")

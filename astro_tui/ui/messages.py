@@ -65,10 +65,12 @@ class ResultOrigin:
 class ResultReady(Message):
     """A query finished; the results pane adds it to the session's list and shows it."""
 
-    def __init__(self, result: QueryResult, origin: ResultOrigin) -> None:
+    def __init__(self, result: QueryResult, origin: ResultOrigin, backend: Any = None) -> None:
         super().__init__()
         self.result = result
         self.origin = origin
+        self.backend = backend
+        """The table's display backend, when the worker built it (`ui/table_backend.py`)."""
 
 
 class QueryFailed(Message):

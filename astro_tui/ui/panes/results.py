@@ -21,6 +21,7 @@ from astro_tui.ui.actions import bindings
 from astro_tui.ui.focus import focus_now
 from astro_tui.ui.inert import inert, inert_text, one_line
 from astro_tui.ui.messages import ChartPrepared, ResultOrigin, TablePrepared
+from astro_tui.ui.table_backend import display_backend
 from astro_tui.ui.widgets.tool_block import result_status, sql_syntax
 from astro_tui.ui.wording import counted
 
@@ -87,10 +88,19 @@ class ResultsPane(Vertical):
         return f"{origin.kind} {count}" + (f" · {label}" if label else "")
 
     def add_result(
-        self, result: QueryResult, origin: ResultOrigin, *, sql_text: str | None = None
+        self,
+        result: QueryResult,
+        origin: ResultOrigin,
+        *,
+        sql_text: str | None = None,
+        backend: Any = None,
     ) -> ResultEntry:
+        """`backend`, when the worker that ran the query built it (`display_backend`), is
+        mounted at once; otherwise it is built in a worker of this pane."""
         entry = ResultEntry(self._next_id, self.name_for(origin), result, origin, sql_text or result.sql)
         self._next_id += 1
+        if backend is not None:
+            self._keep_backend(entry.id, backend)
         if origin.chart is not None:
             from astro_tui.ui.charting import choice_of
 
@@ -189,14 +199,7 @@ class ResultsPane(Vertical):
     @work(thread=True, exclusive=True, group="table", exit_on_error=False, description="prepare table")
     def _prepare_table(self, entry_id: int, result: QueryResult) -> None:
         try:
-            from textual_fastdatatable import ArrowBackend
-
-            from astro_tui.ui.display_numbers import exact_floats
-            from astro_tui.ui.inert import inert_table
-
-            backend = ArrowBackend(exact_floats(inert_table(result.table)))
-            backend.render_markup = False
-            _ = backend.column_content_widths
+            backend = display_backend(result.table)
         except Exception as exc:
             self.post_message(TablePrepared(entry_id, None, f"cannot show this result: {exc}"))
             return
@@ -208,11 +211,14 @@ class ResultsPane(Vertical):
             if self.current is not None and self.current.id == message.entry_id:
                 self._set_table_note(message.error or "cannot show this result")
             return
-        self._backends[message.entry_id] = message.backend
-        for stale in list(self._backends)[:-_CACHED_TABLES]:
-            del self._backends[stale]
+        self._keep_backend(message.entry_id, message.backend)
         if self.current is not None and self.current.id == message.entry_id:
             self._mount_table(message.backend)
+
+    def _keep_backend(self, entry_id: int, backend: Any) -> None:
+        self._backends[entry_id] = backend
+        for stale in list(self._backends)[:-_CACHED_TABLES]:
+            del self._backends[stale]
 
     def _mount_table(self, backend: Any) -> None:
         from textual_fastdatatable import DataTable
