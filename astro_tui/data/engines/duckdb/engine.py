@@ -7,10 +7,12 @@ any statement from outside runs. `guard.check` is the parser half.
 The database is opened only in the worker process (`pool.py`): opening a file of
 10,000 tables takes DuckDB over a second and half a gigabyte, paid once there and
 not again here; this process imports DuckDB only to parse (the guard) or to read
-file targets. So opening the engine returns at once, the catalog of a file
-opened before comes from `catalog_cache` while the worker opens it, and an
-error opening it (a lock, not a DuckDB file) is raised by the first call that
-needs the connection, or by `ready()`.
+file targets. So opening the engine returns at once and starts no process; the
+catalog of a file opened before comes from `catalog_cache` (so `astro shell`
+never opens the file); the worker starts when a statement is checked, a
+metadata query or an uncached catalog needs it, or `ready()` asks; and an error
+opening the file (a lock, not a DuckDB file) is raised by the call that waits
+for it.
 """
 
 from __future__ import annotations
@@ -262,6 +264,8 @@ class DuckDBEngine(Engine):
     def check(self, sql: str) -> str:
         from astro_tui.data.engines.duckdb import guard
 
+        self._pool.warm()  # a statement is coming: its process starts while the guard parses
+
         return guard.check(sql, exists=self._relation_exists, user_table_macros=self._table_macros)
 
     def _table_macros(self) -> frozenset[str]:
@@ -327,7 +331,7 @@ class DuckDBEngine(Engine):
 
     def load_catalog(self) -> Catalog:
         key = self._cache_key
-        cached = catalog_cache.read(key) if key else None
+        cached = catalog_cache.read(key) if key else None  # no process started for it
         if cached is None:
             data = self._pool.meta({"meta": "catalog"})
             cached = catalog_cache.loads(data)

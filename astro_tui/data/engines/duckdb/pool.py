@@ -163,7 +163,7 @@ class WorkerPool:
         self._memory = max(int(limit * 1.1), limit + _ALLOWANCE) if limit else None
         self._open_error = open_error
         self._lock = threading.Lock()
-        self._idle: list[_Worker] = [_Worker(self._setup)]
+        self._idle: list[_Worker] = []  # the first starts when something needs it (`warm`)
         self._busy: set[_Worker] = set()
         self._closed = False
         self.peak_rss = 0
@@ -190,6 +190,14 @@ class WorkerPool:
                 self._idle.append(_Worker(self._setup))  # warm for the next statement
         if not keep:
             worker.kill()
+
+    def warm(self) -> None:
+        """Start a worker now if none is running, without waiting: a statement or metadata
+        request is coming, and the process starts (the file opens) meanwhile. Nothing else
+        starts one, so reading a cached catalog (`astro shell`) never opens the file."""
+        with self._lock:
+            if not self._closed and not self._idle and not self._busy:
+                self._starting_worker()
 
     def ready(self) -> None:
         """Block until the idle worker has the database open; raise its open error if it cannot.
