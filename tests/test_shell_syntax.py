@@ -97,3 +97,14 @@ def test_option_errors() -> None:
         parse_options(_w("-nx"), SPEC).int_value("n", 0)
     with pytest.raises(HelpRequested):
         parse_options(_w("x", "--help"), SPEC)
+
+
+def test_digits_that_int_refuses_are_words_not_descriptors() -> None:
+    """`"²".isdigit()` is true and `int("²")` raises: found by the shell fuzzer (`²<`)."""
+    with pytest.raises(ShellSyntaxError, match="unexpected token `newline'"):
+        parse("²<")
+    ((_, pipeline),) = parse("ls ²> out")
+    assert pipeline.commands[0].words == _w("ls", "²")
+    assert pipeline.commands[0].redirects == [Redirect(1, False, "out")]
+    with pytest.raises(UsageError, match="invalid option -- '²'"):
+        parse_options(_w("-²"), SPEC)

@@ -240,7 +240,7 @@ class Agent:
             for entry in turn.entries:
                 if entry.summary and entry.summary.startswith("df_"):
                     number = entry.summary[3:].split(":", 1)[0]
-                    if number.isdigit():
+                    if number.isascii() and number.isdigit():
                         next_index = max(next_index, int(number) + 1)
         self.workspace.clear(next_index=next_index)
         self._ctx.reset_session()

@@ -341,7 +341,7 @@ def _find_expression(args: list[str]) -> tuple[list[list[_Test]], int, int]:
         value = args[i]
         i += 1
         if arg in ("-maxdepth", "-mindepth"):
-            if not value.isdigit():
+            if not (value.isascii() and value.isdigit()):
                 raise UsageError(f"{arg}: invalid number '{value}'")
             if arg == "-maxdepth":
                 max_depth = int(value)

@@ -91,7 +91,7 @@ def parse_options(words: list[Word], spec: OptionSpec) -> Options:
                 parsed.operands.extend(words[i:])
                 break
             continue
-        if spec.numeric and text[1:].isdigit():
+        if spec.numeric and text[1:].isascii() and text[1:].isdigit():
             parsed.values.setdefault(spec.numeric, []).append(text[1:])
             continue
         j = 1

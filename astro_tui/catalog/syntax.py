@@ -148,7 +148,7 @@ def _tokenize(line: str) -> list[Word | _Op | _Redir]:
             i += 2
         elif c in _OPERATOR_START:
             fd = 1
-            if c in "<>" and started and not quoted_any and "".join(text).isdigit():
+            if c in "<>" and started and not quoted_any and _ascii_digits("".join(text)):
                 fd = int("".join(text))
                 text, pattern, started = [], [], False
             finish()
@@ -198,8 +198,13 @@ def _operator(line: str, i: int, fd: int, tokens: list[Word | _Op | _Redir]) -> 
     dup = None
     if op != "<" and line[i : i + 1] == "&":
         j = i + 1
-        while j < len(line) and line[j].isdigit():
+        while j < len(line) and _ascii_digits(line[j]):
             j += 1
         dup, i = "&" + line[i + 1 : j], j
     tokens.append(_Redir(fd, op, dup))
     return i
+
+
+def _ascii_digits(text: str) -> bool:
+    """`str.isdigit` is true of "²" too, which `int()` refuses; a descriptor is 0-9 only."""
+    return text.isascii() and text.isdigit()
