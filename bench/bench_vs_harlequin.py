@@ -4,8 +4,8 @@ For each database and run, each app is started in its own tmux session at 160×4
 its screen is read every 20 ms: *first frame* is the first time anything is drawn,
 *catalog on screen* the first time the catalog shows what it shows first once it is
 read (astro: the first schema with its table count; Harlequin: the database node,
-its schemas one keypress away). After that the app runs for one more second, the
-peak resident memory (VmHWM) of each of its processes is read, and it is killed.
+its schemas one keypress away). Once its memory has stopped growing for a second,
+the peak resident memory (VmHWM) of each of its processes is read, and it is killed.
 
 astro runs twice per round: *first open* with an empty cache directory (the catalog
 is read from the database), and *opened before*, with the catalog cache a previous
@@ -129,6 +129,20 @@ def _peak_rss(session: str) -> tuple[int, int]:
     return max(peaks, default=0), sum(peaks)
 
 
+def _settle(session: str, quiet_s: float = 1.0, give_up_s: float = 20.0) -> None:
+    """Wait until the app's memory stops growing (astro's worker may still be opening the
+    file when the tree is drawn), so the peaks below are the app's, not a snapshot."""
+    started = time.perf_counter()
+    last, steady_since = -1, time.perf_counter()
+    while time.perf_counter() - started < give_up_s:
+        now = _peak_rss(session)[1]
+        if abs(now - last) > 2**20:
+            last, steady_since = now, time.perf_counter()
+        elif time.perf_counter() - steady_since >= quiet_s:
+            return
+        time.sleep(0.1)
+
+
 Launch = tuple[float, float, int, int]
 """first frame (s), catalog on screen (s), largest process peak RSS, sum of peaks (bytes)."""
 
@@ -170,7 +184,7 @@ def _launch(command: list[str], marker: re.Pattern[str], env: dict[str, str]) ->
                 catalog = now
                 break
             time.sleep(POLL_S)
-        time.sleep(1.0)
+        _settle(session)
         largest, total = _peak_rss(session)
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
