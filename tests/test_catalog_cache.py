@@ -11,6 +11,7 @@ import pytest
 
 from astro_tui.config import Settings, cache_dir
 from astro_tui.data import catalog_cache
+from astro_tui.data.catalog_model import Catalog, Schema
 from astro_tui.data.database import Database
 from astro_tui.data.errors import TargetError
 from tests.holders import holding_for_writing
@@ -46,7 +47,10 @@ def test_the_second_open_reads_the_same_catalog_from_the_cache(own_cache: Path, 
     first = _catalog(shop)
     assert [p.suffix for p in own_cache.iterdir()] == [".pickle"]
     assert oct(next(own_cache.iterdir()).stat().st_mode & 0o777) == "0o600"
-    second = _catalog(shop)
+    assert oct(own_cache.stat().st_mode & 0o777) == "0o700"
+    with Database.open([str(shop)], Settings()) as db:
+        second = db.load_catalog()
+        assert db.engine._pool.pids() == []  # type: ignore[attr-defined]  # no process opened the file
     assert second == first and second is not first
     orders = second.find_table("orders")
     assert orders is not None and orders.foreign_keys and orders.column("total") is not None
@@ -64,6 +68,27 @@ def test_a_cached_catalog_needs_no_connection_and_the_lock_is_still_reported(
             db.ready()
         with pytest.raises(TargetError, match="locked by another program"):
             db.execute("select 1")
+
+
+def test_a_file_changed_while_astro_has_it_open_is_read_again_on_reload(own_cache: Path, shop: Path) -> None:
+    """The retry after a lock: the writer that held it added a table, then let go."""
+    _catalog(shop)
+    with Database.open([str(shop)], Settings()) as db:
+        assert db.load_catalog().find_table("added") is None  # cached, no process holds the file
+        con = duckdb.connect(str(shop))
+        con.execute("CREATE TABLE added AS SELECT 1 AS a")
+        con.close()
+        assert db.load_catalog().find_table("added") is not None
+        assert db.execute("SELECT a FROM added").rows() == [(1,)]
+
+
+def test_an_entry_others_can_write_is_not_read(own_cache: Path, shop: Path, tmp_path: Path) -> None:
+    expected = _catalog(shop)
+    [entry] = own_cache.iterdir()
+    planted = Catalog((Schema(None, "main", (expected.tables[0],), "planted words"),))
+    entry.write_bytes(catalog_cache.dumps(planted))
+    entry.chmod(0o666)
+    assert _catalog(shop) == expected
 
 
 def test_a_changed_file_is_read_again(own_cache: Path, shop: Path) -> None:
@@ -122,7 +147,5 @@ def test_the_cache_keeps_the_newest_entries(own_cache: Path) -> None:
     assert not list(own_cache.glob("*.tmp"))
 
 
-def _empty_catalog():  # type: ignore[no-untyped-def]
-    from astro_tui.data.catalog_model import Catalog
-
+def _empty_catalog() -> Catalog:
     return Catalog(())

@@ -5,7 +5,9 @@ back from here takes tens of milliseconds. An engine decides the key (for a
 DuckDB file: the file's identity and size, its modification time and DuckDB's
 version), so a changed file is simply a new entry. Entries are pickles of the
 catalog model only: the unpickler refuses any other class, so a file planted in
-the cache cannot run code. Anything wrong with an entry means "not cached".
+the cache cannot run code, and an entry is read only if it belongs to the user
+and no one else can write it (the folder is the user's alone, mode 0700).
+Anything wrong with an entry means "not cached".
 """
 
 from __future__ import annotations
@@ -66,7 +68,10 @@ def _path(key: str) -> Path:
 
 def read(key: str) -> Catalog | None:
     try:
-        data = _path(key).read_bytes()
+        with _path(key).open("rb") as fh:
+            if not _private(os.fstat(fh.fileno())):
+                return None
+            data = fh.read()
     except OSError:
         return None
     try:
@@ -76,11 +81,17 @@ def read(key: str) -> Catalog | None:
     return catalog if isinstance(catalog, Catalog) else None
 
 
+def _private(st: os.stat_result) -> bool:
+    """Owned by this user and writable by no one else (where the system has owners)."""
+    own = not hasattr(os, "getuid") or st.st_uid == os.getuid()
+    return own and not st.st_mode & 0o022
+
+
 def write(key: str, data: bytes) -> None:
     """Best effort: a read-only or full cache directory only costs the next open its time."""
     folder = _folder()
     with contextlib.suppress(OSError):
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as fh:

@@ -120,8 +120,8 @@ class AstroApp(App[int]):
             from astro_tui.llm.errors import model_not_configured_message
 
             self.conversation.show_howto(model_not_configured_message())
-        # Opening imports neither DuckDB nor Arrow here (the file opens in the statement
-        # worker), so it can run beside the first layout and paint without delaying them.
+        # Opening runs in a worker thread and asks little of this process (a DuckDB file opens
+        # in its statement worker), so it starts beside the first layout and paint.
         self._open_database()
 
     def on_resize(self, event: events.Resize) -> None:
@@ -240,16 +240,23 @@ class AstroApp(App[int]):
         """Runs in the `_open_database` worker. A catalog read before may be on screen while
         the database is still opening; a failure to open it then still says so."""
         from astro_tui.catalog.introspect import load_catalog
-        from astro_tui.data.errors import TargetError
+        from astro_tui.data.errors import DataError, TargetError
 
         try:
             catalog = load_catalog(db)
-            self.post_message(CatalogLoaded(catalog))
-            db.ready()
         except TargetError as exc:
             self.post_message(DatabaseFailed(str(exc)))
+            return
         except Exception as exc:
             self.post_message(CatalogFailed(f"cannot read the catalog: {exc}"))
+            return
+        self.post_message(CatalogLoaded(catalog))
+        try:
+            db.ready()
+        except DataError as exc:
+            self.post_message(DatabaseFailed(str(exc)))
+        except Exception as exc:
+            self.post_message(DatabaseFailed(f"cannot open the database: {type(exc).__name__}: {exc}"))
 
     def on_catalog_loaded(self, message: CatalogLoaded) -> None:
         assert self.db is not None

@@ -85,7 +85,6 @@ class DuckDBEngine(Engine):
         self._user_macros: frozenset[str] | None = None
         try:
             setup = self._prepare()
-            self._cache_key = self._catalog_key()
             self._pool = WorkerPool(setup, settings.memory_limit, open_error=self._open_error)
         except OSError as exc:
             self._remove_temp_dirs()
@@ -150,10 +149,11 @@ class DuckDBEngine(Engine):
         ]
         return {"path": str(path), "config": dict(_BASE_CONFIG), "statements": steps}
 
-    def _open_error(self, message: str) -> TargetError:
-        """A worker's failure to open the targets, worded for the user."""
+    def _open_error(self, message: str, stage: str) -> TargetError:
+        """A worker's failure to open the targets, worded for the user: opening the file names
+        it; a setup statement (an attached file, a setting) fails for the targets as a whole."""
         duck = [t for t in self.targets if t.kind == "duckdb"]
-        if len(duck) == 1 and len(self.targets) == 1:
+        if stage == "open" and len(duck) == 1 and len(self.targets) == 1:
             spec = duck[0].spec
             locked = lock_message(spec, message)
             if locked:
@@ -183,7 +183,8 @@ class DuckDBEngine(Engine):
                 except FileNotFoundError:
                     parts.append("-")
                     continue
-                parts.append(f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}")
+                # ctime too: `cp -p` and `touch -r` can give changed data an old mtime
+                parts.append(f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}")
         return "\n".join(parts)
 
     def _build_shim(self, files: list[Target]) -> Path:
@@ -256,8 +257,8 @@ class DuckDBEngine(Engine):
         self._remove_temp_dirs()
 
     def ready(self) -> None:
-        """Also readies the guard (its parser, the user's table macros): the app calls this in
-        the background, so the first statement does not pay their ~0.1 s."""
+        """Also readies the guard's parser: the app calls this in the background, so the first
+        statement does not pay for loading it (~60 ms)."""
         self._pool.ready()
         self.check("SELECT 1")
 
@@ -330,12 +331,14 @@ class DuckDBEngine(Engine):
         return int(row[0][0]) if row else None
 
     def load_catalog(self) -> Catalog:
-        key = self._cache_key
-        cached = catalog_cache.read(key) if key else None  # no process started for it
+        """From the cache when the file is as it was (no process is started for it); else read
+        by the worker, and kept only if the file did not change while it was read."""
+        key = self._catalog_key()
+        cached = catalog_cache.read(key) if key else None
         if cached is None:
             data = self._pool.meta({"meta": "catalog"})
             cached = catalog_cache.loads(data)
-            if key:
+            if key and self._catalog_key() == key:
                 catalog_cache.write(key, data)
         return catalog.with_row_counts(cached, self._parquet_rows)
 

@@ -60,6 +60,10 @@ def _rss(pid: int) -> int | None:
     return int(match.group(1)) * 1024 if match else None
 
 
+def _plain_open_error(message: str, stage: str) -> DataError:
+    return TargetError(f"cannot open the database: {message}")
+
+
 class _Stop:
     """What a CancelToken calls: the waiting loop sees it and interrupts the worker."""
 
@@ -82,36 +86,48 @@ class _Worker:
                 pass_fds=(reader,),
                 start_new_session=True,  # Ctrl+C in a terminal reaches astro, which interrupts it
             )
+        except OSError as exc:
+            os.close(self._interrupts)
+            raise QueryError(f"cannot start the query process: {exc.strerror or exc}") from None
         finally:
             os.close(reader)
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.stdin, self.stdout = self.proc.stdin, self.proc.stdout
-        write_frame(self.stdin, setup)
+        with contextlib.suppress(OSError):  # a process that died at once: `wait_ready` says so
+            write_frame(self.stdin, setup)
         self.ready = False
         self.baseline = 0
+        self.ran = False
+        """Whether a statement has run here (the first rebases, Arrow being imported by then)."""
         self.clean = True
         """False while a statement's answer has not been read whole."""
         self._starting = threading.Lock()
+        self._ending = threading.Lock()
         self._killed = False
         self._failure: DataError | None = None
 
-    def wait_ready(self, open_error: Callable[[str], DataError]) -> None:
+    def wait_ready(self, open_error: Callable[[str, str], DataError]) -> None:
         """Block until the database is open in this process; a worker that cannot open it is
-        killed, and the engine words the reason (a lock, not a DuckDB file)."""
+        killed, and the engine words the reason (a lock, not a DuckDB file, a setting)."""
         with self._starting:
             if self.ready:
                 return
             if self._failure is not None:
                 raise type(self._failure)(str(self._failure))
             if self._killed:
-                raise QueryError("the query process has ended")
-            if not select.select([self.stdout], [], [], _START_S)[0]:
+                raise QueryError("the database is closed")
+            try:
+                if not select.select([self.stdout], [], [], _START_S)[0]:
+                    self.kill()
+                    raise QueryError("the query process did not start")
+                answer = read_frame(self.stdout)
+            except (OSError, ValueError):  # closed meanwhile (the database was closed)
                 self.kill()
-                raise QueryError("the query process did not start")
-            answer = read_frame(self.stdout)
+                raise QueryError("the database is closed") from None
             if not answer or not answer.get("ready"):
                 self.kill()
-                self._failure = open_error(answer.get("message") if answer else "it ended at once")
+                message = answer.get("message") if answer else "the query process ended at once"
+                self._failure = open_error(message, answer.get("stage", "open") if answer else "open")
                 raise self._failure
             self.ready = True
             self.rebase()
@@ -125,9 +141,12 @@ class _Worker:
             os.write(self._interrupts, b"!")
 
     def kill(self) -> None:
-        if self._killed:
-            return
-        self._killed = True
+        """Once, whoever calls it: closing the interrupt pipe twice could close a descriptor
+        that another file has been given since."""
+        with self._ending:
+            if self._killed:
+                return
+            self._killed = True
         with contextlib.suppress(ProcessLookupError):
             self.proc.kill()
         for stream in (self.stdin, self.stdout):
@@ -149,7 +168,7 @@ class WorkerPool:
         self,
         setup: dict[str, Any],
         memory_limit: str,
-        open_error: Callable[[str], DataError] = lambda m: TargetError(f"cannot open the database: {m}"),
+        open_error: Callable[[str, str], DataError] | None = None,
     ) -> None:
         shared = Path("/dev/shm")
         self._results = Path(
@@ -161,7 +180,7 @@ class WorkerPool:
         # DuckDB's limit covers its buffer pool; the worker also holds Python, Arrow and the
         # result, so a small limit gets a fixed allowance as well as the 10%.
         self._memory = max(int(limit * 1.1), limit + _ALLOWANCE) if limit else None
-        self._open_error = open_error
+        self._open_error = open_error or _plain_open_error
         self._lock = threading.Lock()
         self._idle: list[_Worker] = []  # the first starts when something needs it (`warm`)
         self._busy: set[_Worker] = set()
@@ -178,18 +197,19 @@ class WorkerPool:
         return worker
 
     def _give_back(self, worker: _Worker, *, keep: bool) -> None:
-        """A worker that could not open the database is not replaced: the next request
-        starts one then, so a released lock or a fixed file is seen on a retry."""
+        """One idle worker is kept: each holds the open database, and two statements at once
+        are rare. A worker that could not open the database is not replaced: the next
+        request starts one then, so a released lock or a fixed file is seen on a retry."""
         keep = keep and worker.ready
         with self._lock:
             self._busy.discard(worker)
-            if keep and not self._closed:
+            if keep and not self._closed and not self._idle:
                 self._idle.append(worker)
                 return
-            if not self._closed and not self._idle and worker.ready:
-                self._idle.append(_Worker(self._setup))  # warm for the next statement
-        if not keep:
-            worker.kill()
+            if not keep and worker.ready and not self._closed and not self._idle:
+                with contextlib.suppress(QueryError):  # then the next request starts one
+                    self._idle.append(_Worker(self._setup))  # the replacement, warm
+        worker.kill()
 
     def warm(self) -> None:
         """Start a worker now if none is running, without waiting: a statement or metadata
@@ -206,6 +226,8 @@ class WorkerPool:
         the same open) rather than starting another process; with none idle, a busy one
         answers, since it has opened the database or is opening it."""
         with self._lock:
+            if self._closed:
+                raise QueryError("the database is closed")
             worker = self._idle[-1] if self._idle else next(iter(self._busy), None)
             if worker is None:
                 worker = self._starting_worker()
@@ -251,6 +273,9 @@ class WorkerPool:
             cancel.attach(stop)
         try:
             worker.wait_ready(self._open_error)
+            if not worker.ran:
+                worker.rebase()  # idle since `ready`, Arrow imported: the true idle size
+                worker.ran = True
             worker.clean = False
             write_frame(worker.stdin, {"sql": statement, "cap": cap})
             return self._answer(worker, stop, timeout)

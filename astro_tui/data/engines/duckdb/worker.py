@@ -67,12 +67,14 @@ def main() -> None:
 
     from astro_tui.data.errors import engine_message, one_line, syntax_message
 
+    stage = "open"  # the file itself, then the statements that attach and lock it down
     try:
         con = duckdb.connect(setup["path"], read_only=True, config=setup["config"])
+        stage = "setup"
         for statement in setup["statements"]:
             con.execute(statement)
     except duckdb.Error as exc:
-        write_frame(stdout, {"ready": False, "message": one_line(exc)})
+        write_frame(stdout, {"ready": False, "message": one_line(exc), "stage": stage})
         return
     write_frame(stdout, {"ready": True})
     running: list[Any] = [None]
