@@ -183,6 +183,8 @@ class DuckDBEngine(Engine):
                 except FileNotFoundError:
                     parts.append("-")
                     continue
+                except OSError:
+                    return None  # the worker's open will say what is wrong
                 # ctime too: `cp -p` and `touch -r` can give changed data an old mtime
                 parts.append(f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}")
         return "\n".join(parts)

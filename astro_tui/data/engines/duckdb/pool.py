@@ -1,10 +1,13 @@
 """Worker processes that run DuckDB statements under limits the operating system holds.
 
-`worker.py` says why. Each engine keeps idle workers, one per statement running
-at a time; a worker that is killed (time limit + 1 s, cancel + 1 s, memory) is
-replaced by a new one started at once, so the next statement rarely waits for
-Python and DuckDB to load. Memory is read from /proc (Linux); where there is no
-/proc, only the time limit is enforced by killing.
+`worker.py` says why. The workers are the only processes that hold the database
+open, so they also answer the engine's metadata requests (`meta`). The first
+starts when something needs it (`warm`, `ready`, a request); one per statement
+running at a time, and one kept idle after; a worker that is killed (time limit
++ 0.75 s, cancel + 0.75 s, memory) is replaced by a new one started at once, so
+the next statement rarely waits for Python and DuckDB to load. Memory is read
+from /proc (Linux); where there is no /proc, only the time limit is enforced by
+killing.
 """
 
 from __future__ import annotations
@@ -162,7 +165,8 @@ class _Worker:
 
 
 class WorkerPool:
-    """Runs statements in worker processes opened like the engine's own connection."""
+    """Runs statements, and the engine's metadata requests, in worker processes that each
+    open the database with the engine's setup (read-only, locked down)."""
 
     def __init__(
         self,
