@@ -120,8 +120,8 @@ class AstroApp(App[int]):
             from astro_tui.llm.errors import model_not_configured_message
 
             self.conversation.show_howto(model_not_configured_message())
-        # Opening runs in a worker thread and asks little of this process (a DuckDB file opens
-        # in its statement worker), so it starts beside the first layout and paint.
+        # Opening runs in a worker thread and asks little of this process (no engine is loaded
+        # before it is needed), so it starts beside the first layout and paint.
         self._open_database()
 
     def on_resize(self, event: events.Resize) -> None:
