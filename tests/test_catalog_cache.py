@@ -38,7 +38,7 @@ def shop(tmp_path: Path) -> Path:
     return path
 
 
-def _catalog(path: Path):  # type: ignore[no-untyped-def]
+def _catalog(path: Path) -> Catalog:
     with Database.open([str(path)], Settings()) as db:
         return db.load_catalog()
 

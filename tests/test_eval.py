@@ -17,6 +17,7 @@ from astro_tui.agent.eval_report import EvalProgress
 from astro_tui.agent.evaluation import (
     EvalInputError,
     EvalQuestion,
+    EvalSummary,
     QuestionReport,
     default_questions_path,
     evaluate,
@@ -50,6 +51,17 @@ def replay(sql: str, *, answer_sql: str | None = None) -> list[Reply]:
             [("submit_result", {"inputs": {"answer": final}, "template": "{{ answer.row_count }} rows"})]
         ),
     ]
+
+
+async def _evaluate(
+    questions: list[EvalQuestion], db: Database, fake: FakeOpenAI, **options: Any
+) -> EvalSummary:
+    """`evaluate` with a client of its own, closed after."""
+    client = ChatClient(fake.settings())
+    try:
+        return await evaluate(questions, db, fake.settings(), client=client, **options)
+    finally:
+        await client.aclose()
 
 
 def write_questions(path: Path, *records: dict[str, Any] | str) -> Path:
@@ -165,11 +177,7 @@ async def test_wrong_and_plain_text_answers_are_failures(
     fake_openai.script(tool_call_reply([("send_message", {"message": "Which regions do you mean?"})]))
     # a plain-text answer (twice, in case the agent asks once more for an output tool)
     fake_openai.script(text_reply("There are 9 regions."), text_reply("There are 9 regions."))
-    client = ChatClient(fake_openai.settings())
-    try:
-        summary = await evaluate(questions, sample_db, fake_openai.settings(), client=client)
-    finally:
-        await client.aclose()
+    summary = await _evaluate(questions, sample_db, fake_openai)
     by_id = {r.id: r for r in summary.reports}
     assert by_id["right"].status == "correct" and by_id["right"].verified
     assert by_id["wrong_sql"].status == "wrong" and by_id["wrong_sql"].verified
@@ -191,11 +199,7 @@ async def test_gold_that_fails_is_reported_and_costs_no_model_call(
         EvalQuestion("fine", "how many regions?", REGIONS),
     ]
     fake_openai.script(*replay(REGIONS))
-    client = ChatClient(fake_openai.settings())
-    try:
-        summary = await evaluate(questions, sample_db, fake_openai.settings(), client=client)
-    finally:
-        await client.aclose()
+    summary = await _evaluate(questions, sample_db, fake_openai)
     broken, fine = summary.reports
     assert broken.status == "gold failed" and broken.error and "nowhere" in broken.error
     assert fine.status == "correct"
@@ -369,11 +373,7 @@ async def test_a_server_error_fails_one_question_and_the_run_goes_on(
 ) -> None:
     questions = [EvalQuestion("first", "?", REGIONS), EvalQuestion("second", "?", REGIONS)]
     fake_openai.script(error(500, "overloaded"), *replay(REGIONS))
-    client = ChatClient(fake_openai.settings())
-    try:
-        summary = await evaluate(questions, sample_db, fake_openai.settings(), client=client)
-    finally:
-        await client.aclose()
+    summary = await _evaluate(questions, sample_db, fake_openai)
     first, second = summary.reports
     assert first.status == "no answer" and first.error and "overloaded" in first.error
     assert second.status == "correct"
@@ -430,13 +430,7 @@ async def test_questions_see_the_persons_notes_but_never_change_them(
         *replay(REGIONS),
         *replay(REGIONS),
     )
-    client = ChatClient(fake_openai.settings())
-    try:
-        summary = await evaluate(
-            questions, sample_db, fake_openai.settings(), client=client, notes_from=tmp_path
-        )
-    finally:
-        await client.aclose()
+    summary = await _evaluate(questions, sample_db, fake_openai, notes_from=tmp_path)
     assert [r.status for r in summary.reports] == ["correct", "correct"]
     assert theirs.read_text(encoding="utf-8") == "# Notes\n- Regions are called markets here.\n"
     systems = [r.body["messages"][0]["content"] for r in fake_openai.chat_requests]

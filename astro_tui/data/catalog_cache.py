@@ -13,6 +13,7 @@ Anything wrong with an entry means "not cached".
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import hashlib
 import io
@@ -20,6 +21,7 @@ import os
 import pickle
 import tempfile
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from astro_tui.config import cache_dir
@@ -53,9 +55,15 @@ def dumps(value: Any) -> bytes:
     return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def model_digest() -> str:
-    """Part of every key: a change to the model's code makes earlier entries unreadable."""
-    return hashlib.sha256(Path(catalog_model.__file__).read_bytes()).hexdigest()[:16]
+def code_digest(*modules: ModuleType) -> str:
+    """Part of every key: a change to the model's code (or a reader's) makes earlier entries
+    unreadable. The files do not change while astro runs, so each is read once."""
+    return "-".join(_file_digest(m.__file__ or "") for m in (catalog_model, *modules))
+
+
+@functools.cache
+def _file_digest(path: str) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
 
 
 def _folder() -> Path:

@@ -172,8 +172,7 @@ class DuckDBEngine(Engine):
         (file targets are read into a new private file on every open)."""
         if any(t.kind != "duckdb" for t in self.targets):
             return None
-        parts = [_duckdb_identity(), catalog_cache.model_digest()]
-        parts.append(hashlib.sha256(Path(catalog.__file__).read_bytes()).hexdigest()[:16])
+        parts = [_duckdb_identity(), catalog_cache.code_digest(catalog)]
         for target in self.targets:
             path = target.paths[0]
             parts.append(f"{target.name}\0{os.path.realpath(path)}")
