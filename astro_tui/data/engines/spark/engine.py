@@ -17,6 +17,11 @@ Limits act on the server:
   the `CancelToken` fires, the engine asks the server to interrupt that tag
   (repeated briefly, since an interrupt that arrives before the operation is
   registered finds nothing), and the session stays usable for the next one.
+  The interrupt is never sent in the query's first second (`_SETTLE_S`): with
+  adaptive execution (Spark's default) a stage is launched on another thread,
+  and an interrupt that lands before that stage's job is submitted ends the
+  operation while the job still starts and runs to its end, out of reach of any
+  later interrupt (Spark 4.x). BENCHMARKS.md has the measurement.
 Results arrive as Arrow batches (`DataFrame.toArrow`).
 
 The client retries an unreachable server for minutes by default; the engine
@@ -73,7 +78,7 @@ if importlib.util.find_spec("pyspark") is None:  # found without importing it: t
 
 _INTERRUPT_EVERY_S = 0.1
 _INTERRUPT_ATTEMPTS = 50
-_CANCEL_GRACE_S = 2.0
+_SETTLE_S = 1.0
 _QUIET_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger", "pyspark", "py4j")
 
 
@@ -92,18 +97,27 @@ def _client() -> tuple[Any, Any]:
     return SparkSession, DefaultPolicy
 
 
+class _Stopped(Exception):
+    """Stopped before the query's operation was sent; reported as the time limit or the cancel."""
+
+
 class _Running:
     """One tagged operation; stopping asks the server to interrupt it until it has ended."""
 
-    __slots__ = ("_lock", "_retry", "done", "engine", "stopped", "tag")
+    __slots__ = ("_lock", "_retry", "done", "engine", "fetch_started", "stopped", "tag")
 
     def __init__(self, engine: SparkEngine, tag: str) -> None:
         self.engine = engine
         self.tag = tag
         self.done = False
         self.stopped = False
+        self.fetch_started: float | None = None
         self._lock = threading.Lock()
         self._retry: Deadline | None = None
+
+    def fetching(self) -> None:
+        """The query's own operation (the one that runs jobs) is about to be sent."""
+        self.fetch_started = time.monotonic()
 
     def stop(self) -> None:
         self.stopped = True
@@ -115,15 +129,24 @@ class _Running:
         )
         thread.start()
 
+    def _later(self, seconds: float, attempts: int) -> None:
+        with self._lock:
+            if not self.done:
+                self._retry = WATCHDOG.schedule(seconds, lambda: self._spawn(attempts))
+
     def _send(self, attempts: int) -> None:
         with self._lock:
             if self.done:
                 return
+        started = self.fetch_started
+        settling = 0.0 if started is None else started + _SETTLE_S - time.monotonic()
+        if settling > 0:
+            self._later(settling, attempts)
+            return
         with contextlib.suppress(Exception):
             self.engine.session.interruptTag(self.tag)
-        with self._lock:
-            if not self.done and attempts > 1:
-                self._retry = WATCHDOG.schedule(_INTERRUPT_EVERY_S, lambda: self._spawn(attempts - 1))
+        if attempts > 1:
+            self._later(_INTERRUPT_EVERY_S, attempts - 1)
 
     def finish(self) -> None:
         with self._lock:
@@ -213,10 +236,8 @@ class SparkEngine(Engine):
             if cancel is not None:
                 cancel.attach(running)
             if running.stopped:
-                raise QueryCancelled("query cancelled")
-            table, truncated = self._fetch(statement, cap)
-        except (QueryCancelled, QueryTimeout):
-            raise
+                raise _Stopped
+            table, truncated = self._fetch(statement, cap, running)
         except Exception as exc:
             if timed_out.is_set():
                 raise QueryTimeout(
@@ -240,7 +261,7 @@ class SparkEngine(Engine):
         elapsed = (time.perf_counter() - started) * 1000
         return QueryResult(statement, table, truncated, elapsed, cap)
 
-    def _fetch(self, statement: str, cap: int | None) -> tuple[pa.Table, bool]:
+    def _fetch(self, statement: str, cap: int | None, running: _Running) -> tuple[pa.Table, bool]:
         """At most cap + 1 rows, limited on the plan: the probe row is how truncation is known.
 
         The LIMIT costs something when the result is large: Spark runs a root LIMIT
@@ -250,8 +271,11 @@ class SparkEngine(Engine):
         memory (BENCHMARKS.md has the figures).
         """
         frame = self.session.sql(statement)
+        if running.stopped:
+            raise _Stopped
         if cap is not None:
             frame = frame.limit(int(cap) + 1)
+        running.fetching()
         table = _plain(frame.toArrow())
         if cap is not None and table.num_rows > cap:
             return table.slice(0, cap), True
