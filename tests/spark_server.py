@@ -252,10 +252,10 @@ def spark_server() -> Iterator[SparkServer]:
 
     Adaptive execution is off here, and only here: with it, an interrupt that lands
     while a stage is being launched leaves that stage's job running after its operation
-    ended (Spark 4.x; the engine's `_SETTLE_S` makes that rare, not impossible, and
+    ended (Spark 4.x; the engine's `_SETTLE_S` covers a query's first stage, and
     bench/bench_spark_cancel.py measures it). On local[2] one such runaway would hold
-    both task slots for the rest of the session. Without it, a stop is deterministic,
-    which is what these tests assert of astro.
+    both task slots for the rest of the session. Without adaptive execution the
+    suite's queries are not subject to that race, so their stops are deterministic.
     """
     reason = missing()
     if reason:

@@ -18,6 +18,7 @@ import time
 from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,6 +29,7 @@ from astro_tui.config import Settings
 from astro_tui.data.cancel import CancelToken
 from astro_tui.data.catalog_model import Catalog
 from astro_tui.data.database import Database
+from astro_tui.data.engines.spark import engine as spark_engine
 from astro_tui.data.errors import QueryCancelled, QueryTimeout
 from tests.fake_openai import FakeOpenAI, tool_call_reply
 from tests.spark_server import TOKEN, SparkServer
@@ -212,6 +214,52 @@ def test_cancel_token_stops_the_query_and_the_session_stays_usable(spark: Databa
     worker.join(timeout=120)
     assert not worker.is_alive()
     assert failure and isinstance(failure[0], QueryCancelled)
+    assert spark.execute("SELECT count(*) FROM sales.customers", timeout=60).rows() == [(200,)]
+
+
+def test_a_stop_as_the_query_is_sent_is_held_until_its_operation_settles(
+    spark: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An interrupt in the first moments of the operation can leave an adaptive stage's
+    job running on the server (BENCHMARKS.md): none is sent before `_SETTLE_S`."""
+    engine = spark.engine
+    assert isinstance(engine, spark_engine.SparkEngine)
+    sent_at: list[float] = []
+    fetching_at: list[float] = []
+    fetch_started = threading.Event()
+    interrupt = engine.session.interruptTag
+    fetching = spark_engine._Running.fetching
+
+    def recording_interrupt(tag: str) -> list[str]:
+        sent_at.append(time.monotonic())
+        return interrupt(tag)
+
+    def recording_fetching(self: Any) -> None:
+        fetching(self)
+        fetching_at.append(time.monotonic())
+        fetch_started.set()
+
+    monkeypatch.setattr(engine.session, "interruptTag", recording_interrupt)
+    monkeypatch.setattr(spark_engine._Running, "fetching", recording_fetching)
+    token = CancelToken()
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            spark.execute(RUNAWAY, timeout=300, cancel=token)
+        except BaseException as exc:
+            failure.append(exc)
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    assert fetch_started.wait(120), "the query never reached its operation"
+    token.cancel()
+    token.cancel()  # a second stop starts no second chain of interrupts
+    worker.join(timeout=120)
+    assert not worker.is_alive()
+    assert failure and isinstance(failure[0], QueryCancelled), failure
+    assert sent_at, "no interrupt was sent"
+    assert min(sent_at) >= fetching_at[0] + spark_engine._SETTLE_S
     assert spark.execute("SELECT count(*) FROM sales.customers", timeout=60).rows() == [(200,)]
 
 

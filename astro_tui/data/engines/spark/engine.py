@@ -17,11 +17,14 @@ Limits act on the server:
   the `CancelToken` fires, the engine asks the server to interrupt that tag
   (repeated briefly, since an interrupt that arrives before the operation is
   registered finds nothing), and the session stays usable for the next one.
-  The interrupt is never sent in the query's first second (`_SETTLE_S`): with
-  adaptive execution (Spark's default) a stage is launched on another thread,
-  and an interrupt that lands before that stage's job is submitted ends the
-  operation while the job still starts and runs to its end, out of reach of any
-  later interrupt (Spark 4.x). BENCHMARKS.md has the measurement.
+  Once the query's own operation (`toArrow`) is sent, the interrupt is held
+  until that operation is `_SETTLE_S` old: with adaptive execution (Spark's
+  default) a stage is launched on another thread, and an interrupt that lands
+  before the first stage's job is submitted ends the operation while the job
+  still starts and runs to its end, out of reach of any later interrupt (Spark
+  4.x). A later stage's launch can still meet an interrupt this way; the wait
+  covers the first. A query stopped meanwhile is reported stopped even if it
+  finished. BENCHMARKS.md has the measurement.
 Results arrive as Arrow batches (`DataFrame.toArrow`).
 
 The client retries an unreachable server for minutes by default; the engine
@@ -102,7 +105,8 @@ class _Stopped(Exception):
 
 
 class _Running:
-    """One tagged operation; stopping asks the server to interrupt it until it has ended."""
+    """One tagged operation; stopping asks the server to interrupt it until it has ended
+    (one request may still arrive just after: harmless, the tag is never used again)."""
 
     __slots__ = ("_lock", "_retry", "done", "engine", "fetch_started", "stopped", "tag")
 
@@ -116,11 +120,16 @@ class _Running:
         self._retry: Deadline | None = None
 
     def fetching(self) -> None:
-        """The query's own operation (the one that runs jobs) is about to be sent."""
+        """Starts the settle clock: the operation sent next is the one that runs jobs."""
         self.fetch_started = time.monotonic()
 
     def stop(self) -> None:
-        self.stopped = True
+        """Idempotent: the time limit and a cancel may both stop one query, and one chain
+        of interrupts is enough."""
+        with self._lock:
+            if self.stopped:
+                return
+            self.stopped = True
         self._spawn(_INTERRUPT_ATTEMPTS)
 
     def _spawn(self, attempts: int) -> None:
@@ -130,11 +139,14 @@ class _Running:
         thread.start()
 
     def _later(self, seconds: float, attempts: int) -> None:
+        """Under the lock, so `finish` either sees this timer and cancels it or was first."""
         with self._lock:
             if not self.done:
                 self._retry = WATCHDOG.schedule(seconds, lambda: self._spawn(attempts))
 
     def _send(self, attempts: int) -> None:
+        """Before the query's operation is sent there is nothing to wait for: an interrupt
+        then ends the cheap `spark.sql` request, or finds nothing and is repeated."""
         with self._lock:
             if self.done:
                 return
@@ -258,6 +270,8 @@ class SparkEngine(Engine):
                 self.session.removeTag(tag)
         if timed_out.is_set():
             raise QueryTimeout(f"query stopped on the server after the {timeout:g} s time limit")
+        if running.stopped:
+            raise QueryCancelled("query cancelled")
         elapsed = (time.perf_counter() - started) * 1000
         return QueryResult(statement, table, truncated, elapsed, cap)
 
@@ -271,11 +285,11 @@ class SparkEngine(Engine):
         memory (BENCHMARKS.md has the figures).
         """
         frame = self.session.sql(statement)
-        if running.stopped:
-            raise _Stopped
         if cap is not None:
             frame = frame.limit(int(cap) + 1)
-        running.fetching()
+        running.fetching()  # before the check: a stop after it waits for the settle clock
+        if running.stopped:
+            raise _Stopped
         table = _plain(frame.toArrow())
         if cap is not None and table.num_rows > cap:
             return table.slice(0, cap), True
