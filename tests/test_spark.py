@@ -197,8 +197,10 @@ def test_time_limit_stops_a_runaway_query_and_the_next_one_runs(spark: Database)
     assert spark.execute("SELECT count(*) FROM sales.orders", timeout=60).rows() == [(1500,)]
 
 
-def test_cancel_token_stops_the_query_and_the_session_stays_usable(spark: Database) -> None:
-    token = CancelToken()
+def runaway_in_background(
+    spark: Database, token: CancelToken
+) -> tuple[threading.Thread, list[BaseException]]:
+    """RUNAWAY under `token` in a started thread, and the list its exception lands in."""
     failure: list[BaseException] = []
 
     def run() -> None:
@@ -209,6 +211,12 @@ def test_cancel_token_stops_the_query_and_the_session_stays_usable(spark: Databa
 
     worker = threading.Thread(target=run)
     worker.start()
+    return worker, failure
+
+
+def test_cancel_token_stops_the_query_and_the_session_stays_usable(spark: Database) -> None:
+    token = CancelToken()
+    worker, failure = runaway_in_background(spark, token)
     wait_for(lambda: token.running, what="the query to start under the token")
     token.cancel()
     worker.join(timeout=120)
@@ -242,16 +250,7 @@ def test_a_stop_as_the_query_is_sent_is_held_until_its_operation_settles(
     monkeypatch.setattr(engine.session, "interruptTag", recording_interrupt)
     monkeypatch.setattr(spark_engine._Running, "fetching", recording_fetching)
     token = CancelToken()
-    failure: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            spark.execute(RUNAWAY, timeout=300, cancel=token)
-        except BaseException as exc:
-            failure.append(exc)
-
-    worker = threading.Thread(target=run)
-    worker.start()
+    worker, failure = runaway_in_background(spark, token)
     assert fetch_started.wait(120), "the query never reached its operation"
     token.cancel()
     token.cancel()  # a second stop (the time limit and a cancel can both come) is a no-op
