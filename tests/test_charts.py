@@ -149,6 +149,20 @@ def test_long_names_from_data_nobody_here_made(long_names: pa.Table, size: tuple
         assert len(set(rows)) == 10, rows
 
 
+def test_wide_labels_keep_the_rows_straight() -> None:
+    """plotext counts a character as one cell: 東京都 beside or under a bar would shift its row."""
+    from rich.cells import cell_len
+
+    table = pa.table({"city": ["東京都", "大阪", "Paris", "Zürich"], "n": [10, 7, 6, 3]})
+    series = prepare(table, ChartChoice("bar", "city", ["n"], ""))
+    for size in ((40, 20), (30, 12), (60, 37)):
+        text = _plot_text(series, *size)
+        lines = text.splitlines()
+        plot = lines[: next(i for i, line in enumerate(lines) if "└" in line) + 3]  # then the legend
+        assert {cell_len(line) for line in plot} == {size[0]}, text
+        _check_bars(text, ["東京都", "大阪", "Paris", "Zürich"])
+
+
 def test_counts_get_whole_ticks(long_names: pa.Table) -> None:
     series = prepare(long_names, ChartChoice("bar", "country_name", ["time_zones"], ""))
     axis = _plot_text(series, 60, 37).splitlines()[-2]

@@ -139,11 +139,14 @@ def _bars(plt: Any, series: Series, width: int, height: int) -> Drawn:
     rows = height - _overhead(series)
     axis = _Axis.of(values, rows)
     slot = (width - _FRAME_COLUMNS - axis.cells) // n
-    if rows >= _MIN_ROWS and slot >= k + 1 and max(cell_len(t) for t in labels) <= slot - 1:
+    # plotext gives every character one cell: a label with wide ones (東京) would shift the
+    # row it is on, so such labels go to the legend, which is ours
+    narrow = all(cell_len(t) == len(t) for t in labels)
+    if narrow and rows >= _MIN_ROWS and slot >= k + 1 and max(cell_len(t) for t in labels) <= slot - 1:
         _standing(plt, series, labels, width, height, axis)
         return Drawn()
     lying = _lying_labels(labels, width)
-    if lying is not None and rows >= n * k + n - 1:
+    if narrow and lying is not None and rows >= n * k + n - 1:
         _lying(plt, series, lying, width, height)
         return Drawn()
     numbers = [str(i + 1) for i in range(n)]
@@ -301,7 +304,7 @@ def _value_ticks(values: list[float], most: int, *, whole: bool = False) -> tupl
     while True:
         for m in (1, 2, 2.5, 5):
             step = m * magnitude
-            if whole and step < 1:
+            if whole and not float(step).is_integer():
                 continue
             first, last = math.ceil(low / step - 1e-9), math.floor(high / step + 1e-9)
             ticks = [round(i * step, 12) for i in range(first, last + 1)]

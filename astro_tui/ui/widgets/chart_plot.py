@@ -37,7 +37,7 @@ class ChartPlot(PlotextPlot):
         drawn = draw(self.plt, self.series, width, height)
         if drawn.too_small:
             zoomed = self.screen.maximized is not None
-            room = "widen the terminal" if zoomed else "F10 gives it room"
+            room = "widen the terminal, or chart fewer rows" if zoomed else "F10 gives it room"
             return Text(f"{drawn.too_small[:1].upper()}{drawn.too_small[1:]}: {room}.", style="italic")
         # as PlotextPlot.render does: plotsize alone is cut to what plotext takes for the terminal
         self.plt._set_size(width, height - len(drawn.below))
