@@ -167,8 +167,10 @@ def main() -> None:
     """Ask a database questions in plain language; every value in the answer comes from the database.
 
     With no command, `astro [TARGET...]` opens the full-screen app. A TARGET is a
-    DuckDB file (opened read-only), CSV/Parquet/JSON files or globs; with none,
-    the sample warehouse.
+    PostgreSQL URL (postgresql://…), a Spark Connect URL (sc://host:15002), a named
+    connection from the config file (@NAME), a DuckDB file (opened read-only), or
+    CSV/TSV, Parquet and JSON files or quoted globs of them; with none, the sample
+    warehouse.
     """
 
 
@@ -211,6 +213,7 @@ def sql(sql: str | None, targets: tuple[str, ...], sql_file: str | None, fmt: st
     SQL may be `-` to read the statement from standard input, as with `-f -`.
     """
     from astro_tui.data.errors import DataError
+    from astro_tui.data.inert import json_inert
     from astro_tui.data.text_table import format_table, inert, json_safe
 
     if sql_file is not None:
@@ -244,7 +247,7 @@ def sql(sql: str | None, targets: tuple[str, ...], sql_file: str | None, fmt: st
             "elapsed_ms": round(result.elapsed_ms, 3),
             "sql": result.sql,
         }
-        click.echo(json.dumps(payload, ensure_ascii=True))
+        click.echo(json_inert(json.dumps(payload, ensure_ascii=False)))
     if result.truncated:
         click.echo(f"astro: {result.count_text()} (raise --max-rows to see more)", err=True)
 

@@ -298,10 +298,11 @@ def _chart(sql: str, kind: str, x: str, y: tuple[str, ...] = (), width: int = 80
 
 
 def test_the_app_and_ask_share_one_chart_pipeline() -> None:
-    from astro_tui.agent import charts
+    from astro_tui.agent import chart_draw, charts
     from astro_tui.ui import charting
+    from astro_tui.ui.widgets import chart_plot
 
-    assert charting.prepare is charts.prepare and charting.draw is charts.draw
+    assert charting.prepare is charts.prepare and chart_plot.draw is chart_draw.draw
     assert charting.default_choice is charts.default_choice
 
 

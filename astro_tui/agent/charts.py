@@ -15,8 +15,6 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import math
-import re
-import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,10 +34,7 @@ MAX_SPEC_ROWS = 20_000
 MAX_HIST_VALUES = 200_000
 MAX_BINS = 40
 MAX_SERIES = 8
-_LABEL_CELLS = 24
-_BAR_GAP_CELLS = 2
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
-_PLOT_LOCK = threading.Lock()
+_LABEL_CELLS = 40
 
 
 class ChartError(ToolError):
@@ -94,6 +89,11 @@ def build_chart_spec(
                     f"y column '{name}' is {schema.field(name).type}, not a number; "
                     "y columns must be numeric (cast or aggregate in SQL)"
                 )
+    if kind != "hist" and x_name in ys:
+        raise ChartError(
+            f"x and y are both '{x_name}', which draws a diagonal; put a label column "
+            "(a name, a date) on x and a measure on y"
+        )
     if len(ys) > MAX_SERIES:
         raise ChartError(f"at most {MAX_SERIES} y columns fit in one chart")
     if kind == "bar" and result.row_count > MAX_BARS:
@@ -159,22 +159,36 @@ def choice_of(spec: ChartSpec) -> ChartChoice:
 
 
 def default_choice(table: pa.Table) -> ChartChoice | None:
-    """First column on x, the first other numeric column on y; bars for categories, lines for series."""
+    """A label on x and a measure on y, never one column on both: a long series goes over
+    its dates as a line, anything else as bars over its first name-like column; y is the
+    first number that is not an id, code or year (`store_id` is no measure)."""
     if table.num_columns == 0:
         return None
-    names = table.column_names
     numeric = numeric_columns(table)
     if not numeric:
         return None
-    if len(names) == 1:
-        return ChartChoice("hist", None, [names[0]])
-    x = names[0]
-    ys = [n for n in numeric if n != x][:1] or [numeric[0]]
+    if table.num_columns == 1:
+        return ChartChoice("hist", None, [table.column_names[0]])
+    x = x_column(table)
+    ys = [n for n in numeric if n != x and groups_digits(n)][:1] or [n for n in numeric if n != x][:1]
+    if not ys:
+        return ChartChoice("hist", None, [x])
     x_type = table.schema.field(x).type
-    kind = "line" if (pat.is_temporal(x_type) or is_numeric(x_type)) and table.num_rows > MAX_BARS else "bar"
-    if ys == [x]:
-        return ChartChoice("hist", None, ys)
-    return ChartChoice(kind, x, ys)
+    long = (pat.is_temporal(x_type) or is_numeric(x_type)) and table.num_rows > MAX_BARS
+    return ChartChoice("line" if long else "bar", x, ys)
+
+
+def x_column(table: pa.Table) -> str:
+    """The column that best labels the rows: a date for a long series, else a name (text that
+    is not an id or code), a date, any text, an id, in that order."""
+    fields = list(table.schema)
+    dates = [f.name for f in fields if pat.is_temporal(f.type)]
+    if dates and table.num_rows > MAX_BARS:
+        return dates[0]
+    texts = [f.name for f in fields if pat.is_string(f.type) or pat.is_large_string(f.type)]
+    named = [n for n in texts if groups_digits(n)]
+    ids = [f.name for f in fields if is_numeric(f.type) and not groups_digits(f.name)]
+    return next(iter(named + dates + texts + ids), table.column_names[0])
 
 
 def _flat(text: object) -> str:
@@ -182,7 +196,7 @@ def _flat(text: object) -> str:
 
 
 def label(value: Any, *, grouping: bool = True) -> str:
-    """A category or axis label: inert, one line, at most 24 cells."""
+    """A category or axis label: inert, one line, at most 40 cells (a layout may cut it further)."""
     if value is None:
         return "NULL"
     if isinstance(value, dt.datetime):
@@ -294,90 +308,12 @@ def _histogram(table: pa.Table, column: str, title: str) -> Series:
     )
 
 
-def _ticks(plt: Any, positions: list[float], labels: list[str], width: int) -> None:
-    """Explicit x ticks, no more than fit side by side: plotext thins overlapping labels
-    in an order that differs from run to run."""
-    widest = max((len(text) for text in labels), default=1)
-    most = max(2, min(8, (width - 12) // (widest + 2)))
-    step = max(1, math.ceil(len(labels) / most))
-    chosen = list(range(0, len(labels), step))
-    plt.xticks([positions[i] for i in chosen], [labels[i] for i in chosen])
-
-
-def bar_width(count: int, width: int) -> float:
-    """The bar width (a fraction of a slot) that leaves two empty cells between bars, so
-    neighbours never merge when plotext rounds their edges; 0.8 when there is room."""
-    plot_cells = max(10, width - 10)
-    return min(0.8, max(0.2, 1 - _BAR_GAP_CELLS * count / plot_cells))
-
-
-def draw(plt: Any, series: Series, width: int = 80) -> None:
-    """Draw prepared series on a plotext figure (plotext itself, or a `PlotextPlot.plt`)."""
-    plt.clear_figure()
-    plt.title(series.title + (f"  ({series.note})" if series.note else ""))
-    names = list(series.ys)
-    if series.kind == "hist":
-        edges = series.edges or []
-        plt.bar(series.xs, series.ys[names[0]], width=1.0)
-        if edges:
-            plt.xlim(edges[0], edges[-1])
-            _ticks(plt, edges, [label(e) for e in _rounded(edges)], width)
-        plt.xlabel(label(names[0]))
-        plt.ylabel("rows")
-        return
-    if series.kind == "bar":
-        labels = series.tick_labels or [label(x) for x in series.xs]
-        positions = [float(i + 1) for i in range(len(labels))]
-        gap = bar_width(len(labels), width)
-        if len(names) == 1:
-            plt.bar(positions, series.ys[names[0]], width=gap)
-        else:
-            plt.multiple_bar(
-                positions, [series.ys[n] for n in names], labels=[label(n) for n in names], width=gap
-            )
-        plt.xlim(0.5, len(labels) + 0.5)
-        _ticks(plt, positions, labels, width)
-    else:
-        for name in names:
-            draw_points = plt.scatter if series.kind == "scatter" else plt.plot
-            draw_points(
-                series.xs, series.ys[name], marker="braille", label=label(name) if len(names) > 1 else None
-            )
-        if series.tick_labels:
-            _ticks(plt, series.xs, series.tick_labels, width)
-        elif series.xs:
-            low, high = min(series.xs), max(series.xs)
-            # plotext divides by the axis' span: one x value gets a unit-wide axis around it
-            plt.xlim(low, high) if high > low else plt.xlim(low - 0.5, high + 0.5)
-            whole = sorted({int(x) for x in series.xs if x.is_integer()})
-            if len(whole) == len(set(series.xs)):
-                grouping = groups_digits(series.x_name)
-                _ticks(plt, [float(x) for x in whole], [label(x, grouping=grouping) for x in whole], width)
-    plt.xlabel(label(series.x_name))
-    if len(names) == 1:
-        plt.ylabel(label(names[0]))
-
-
-def _rounded(edges: list[float]) -> list[float | int]:
-    """Bin edges at the fewest digits that still tell neighbours apart."""
-    step = abs(edges[1] - edges[0]) if len(edges) > 1 else 1.0
-    digits = 0 if step >= 1 else (1 - math.floor(math.log10(step)) if step > 0 else 2)
-    return [round(e) if digits == 0 else round(e, digits) for e in edges]
-
-
 def render_chart_text(spec: ChartSpec, width: int = 80, height: int = 20) -> str:
     """The chart as plain text (no colour codes) for terminals that are not the TUI."""
-    import plotext as plt
+    from astro_tui.agent.chart_draw import render_text
 
     try:
         series = prepare(spec.result.table, choice_of(spec))
     except ValueError as exc:
         return f"(chart not drawn: {exc})"
-    with _PLOT_LOCK:
-        draw(plt, series, width=width)
-        plt.limit_size(False, False)
-        plt.plotsize(max(20, width), max(8, height))
-        plt.theme("clear")
-        text = plt.build()
-        plt.clear_figure()
-    return _ANSI.sub("", text).rstrip()
+    return render_text(series, width, height)

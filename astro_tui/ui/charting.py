@@ -13,9 +13,9 @@ from astro_tui.agent.charts import (
     Series,
     choice_of,
     default_choice,
-    draw,
     numeric_columns,
     prepare,
+    x_column,
 )
 
 __all__ = [
@@ -24,7 +24,7 @@ __all__ = [
     "Series",
     "choice_of",
     "default_choice",
-    "draw",
     "numeric_columns",
     "prepare",
+    "x_column",
 ]

@@ -30,8 +30,6 @@ if TYPE_CHECKING:
     from astro_tui.ui.charting import ChartChoice
 
 _CACHED_TABLES = 6
-_ROOMY_CHART = 12
-"""Rows below which a chart is mostly axes; the note then says f10 zooms it."""
 
 
 @dataclass
@@ -303,8 +301,6 @@ class ResultsPane(Vertical):
         self.post_message(ChartPrepared(entry_id, series))
 
     def on_chart_prepared(self, message: ChartPrepared) -> None:
-        from astro_tui.ui import charting
-
         message.stop()
         if self.current is None or self.current.id != message.entry_id:
             return
@@ -317,20 +313,17 @@ class ResultsPane(Vertical):
         how = f"{choice.kind} · x {choice.x or '—'} · y {', '.join(choice.y)}" if choice else ""
         source = "from the answer" if self.current.chart_from_answer else "k kind · x / y columns"
         plot.display = True
-        cramped = 0 < self.query_one("#tab-chart").size.height < _ROOMY_CHART
-        room = " · f10 for room" if cramped else ""
-        self._chart_note(f"{inert(how, keep_newlines=False)}   ({source}{room})")
-        charting.draw(plot.plt, message.series, width=plot.size.width or self.size.width)
-        plot.refresh()
+        self._chart_note(f"{inert(how, keep_newlines=False)}   ({source})")
+        plot.show(message.series)
 
     def _plot(self) -> Any:
         """The plot widget, created on first use: plotext is not needed to start the app."""
         found = self.query("#chart")
         if found:
             return found.first()
-        from textual_plotext import PlotextPlot
+        from astro_tui.ui.widgets.chart_plot import ChartPlot
 
-        plot = PlotextPlot(id="chart")
+        plot = ChartPlot(id="chart")
         self.query_one("#tab-chart").mount(plot)
         return plot
 
@@ -352,20 +345,29 @@ class ResultsPane(Vertical):
             return
         if what == "kind":
             choice.kind = charting.KINDS[(charting.KINDS.index(choice.kind) + 1) % len(charting.KINDS)]
-            if choice.kind != "hist" and choice.x is None:
-                choice.x = table.column_names[0]
+            if choice.kind != "hist" and choice.x in (None, *choice.y):
+                best = charting.x_column(table)
+                choice.x = best if best not in choice.y else _next(table.column_names, None, avoid=choice.y)
         elif what == "x":
-            names = table.column_names
-            choice.x = names[(names.index(choice.x) + 1) % len(names)] if choice.x in names else names[0]
+            choice.x = _next(table.column_names, choice.x, avoid=choice.y) or choice.x
         elif what == "y":
             numeric = charting.numeric_columns(table)
             current = choice.y[0] if choice.y else None
-            choice.y = [
-                numeric[(numeric.index(current) + 1) % len(numeric)] if current in numeric else numeric[0]
-            ]
+            avoid = [choice.x] if choice.kind != "hist" and choice.x else []
+            choice.y = [_next(numeric, current, avoid=avoid) or current or numeric[0]]
         entry.chart = choice
         entry.chart_from_answer = False
         self.activate("tab-chart")
+
+
+def _next(names: list[str], current: str | None, *, avoid: list[str | None]) -> str | None:
+    """The name after `current`, wrapping round, skipping the other axis' columns (x and y on
+    one column draw a diagonal); None when there is no other."""
+    start = names.index(current) + 1 if current in names else 0
+    for name in names[start:] + names[:start]:
+        if name != current and name not in avoid:
+            return name
+    return None
 
 
 _EMPTY = Text(

@@ -23,6 +23,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -64,6 +65,13 @@ _BASE_CONFIG = {
 _SPILL_LIMIT = "8GiB"
 """Disk a query may spill into the private temp directory before DuckDB stops it."""
 _READERS = {"csv": "read_csv", "json": "read_json_auto", "parquet": "read_parquet"}
+_MISSING_TABLE = re.compile(r"Catalog Error: Table with name .* does not exist")
+_LISTED_TABLES = 8
+_SEPARATORS = ",;\t|"
+_HEADER_WORDS = 5
+_PROSE_SAMPLE = 64 * 1024
+_PROSE_LINES = 200
+_SPLIT_SHARE = 0.1
 
 
 class DuckDBEngine(Engine):
@@ -82,6 +90,7 @@ class DuckDBEngine(Engine):
         self._shim_dir: Path | None = None
         self._spill_dir = Path(tempfile.mkdtemp(prefix="astro-spill-"))
         self._parquet_rows: dict[str, int] = {}
+        self._file_tables: dict[str, str] = {}
         self._user_macros: frozenset[str] | None = None
         try:
             setup = self._prepare()
@@ -235,12 +244,16 @@ class DuckDBEngine(Engine):
         else:
             columns = con.execute(f"DESCRIBE {_ident(name)}").fetchall()
             if target.kind == "csv":
-                _check_csv_width(spec, paths, len(columns))
-                _check_not_prose(spec, [str(c[0]) for c in columns])
+                prose, sure = _prose(paths, [str(c[0]) for c in columns])
+                if not sure:
+                    _check_csv_width(spec, paths, len(columns))
+                if prose:
+                    raise TargetError(f"{spec}: not delimited data ({prose}: plain text?)")
             count = con.execute(f"SELECT count(*) FROM {_ident(name)}").fetchone()
             if count is not None and count[0] == 0:
                 what = "no rows (only a header)" if target.kind == "csv" else "no rows"
                 raise TargetError(f"{spec}: {what}: nothing to open")
+        self._file_tables[name] = spec
         comment = f"from {spec}"
         con.execute(f"COMMENT ON {verb} {_ident(name)} IS {_literal(comment)}")
 
@@ -301,10 +314,23 @@ class DuckDBEngine(Engine):
         cancel: CancelToken | None,
     ) -> QueryResult:
         started = time.perf_counter()
-        table, truncated = self._pool.run(statement, cap=cap, timeout=timeout, cancel=cancel)
+        try:
+            table, truncated = self._pool.run(statement, cap=cap, timeout=timeout, cancel=cancel)
+        except QueryError as exc:
+            raise self._with_file_tables(exc) from None
         elapsed = (time.perf_counter() - started) * 1000
         total = self._cheap_total(statement) if truncated else None
         return QueryResult(statement, table, truncated, elapsed, cap, total_rows=total)
+
+    def _with_file_tables(self, exc: QueryError) -> QueryError:
+        """A missing table that DuckDB has no guess for, over file targets: name the tables
+        astro made (a glob's table is named after its folder, not after its files)."""
+        message = str(exc)
+        if not self._file_tables or not _MISSING_TABLE.match(message) or "Did you mean" in message:
+            return exc
+        made = [f"{name} ({spec})" for name, spec in self._file_tables.items()]
+        more = f", … {len(made) - _LISTED_TABLES} more" if len(made) > _LISTED_TABLES else ""
+        return QueryError(f"{message}\nTables from your files: {', '.join(made[:_LISTED_TABLES])}{more}")
 
     def _cheap_total(self, statement: str) -> int | None:
         """The full row count of a truncated plain scan (`SELECT cols FROM table [ORDER BY]`).
@@ -439,10 +465,37 @@ def _check_not_empty(path: Path, spec: str) -> None:
         raise TargetError(f"{spec}: the file is empty: nothing to open")
 
 
-def _check_not_prose(spec: str, columns: list[str]) -> None:
-    """A text file without delimiters reads as one column named after its first sentence."""
-    if len(columns) == 1 and (len(columns[0].split()) > 3 or columns[0].rstrip().endswith((".", "!", "?"))):
-        raise TargetError(f"{spec}: not delimited data (no separator found: plain text?)")
+def _prose(paths: tuple[Path, ...], columns: list[str]) -> tuple[str, bool]:
+    """Why a text file DuckDB's sniffer read as one column (no separator lines up) is prose,
+    and whether that is sure; ("", False) for a list (names, ids), which reads so too.
+
+    Prose has a sentence for a header, or separators in its lines that do not line up
+    (commas in sentences) with paragraphs between them (sure) or in many lines (a broken
+    CSV looks like that too, so its own check speaks first)."""
+    if len(columns) != 1:
+        return "", False
+    header = columns[0].rstrip()
+    if len(header.split()) > _HEADER_WORDS or header.endswith((".", "!", "?")):
+        return "the first line is a sentence, not column names", True
+    for path in paths:
+        if path.suffix.lower() in (".gz", ".zst"):
+            continue
+        with path.open("rb") as fh:
+            head = fh.read(_PROSE_SAMPLE)
+        lines = head.decode("utf-8", errors="replace").splitlines()[:_PROSE_LINES]
+        text = [i for i, line in enumerate(lines) if line.strip()]
+        if not text:
+            continue
+        paragraphs = any(not line.strip() for line in lines[text[0] : text[-1]])
+        sample = [lines[i].replace("\0", "") for i in text]  # the csv module refuses NUL
+        split, separator = max(
+            (sum(len(row) > 1 for row in csv.reader(sample, delimiter=d)), d) for d in _SEPARATORS
+        )
+        if split and (paragraphs or (split > 1 and split >= len(sample) * _SPLIT_SHARE)):
+            name = {",": "commas", ";": "semicolons", "\t": "tabs", "|": "bars"}[separator]
+            also = ", and paragraphs" if paragraphs else ""
+            return f"{name} in {split} of {len(sample)} lines do not line up into columns{also}", paragraphs
+    return "", False
 
 
 def _check_csv_width(spec: str, paths: tuple[Path, ...], width: int) -> None:
