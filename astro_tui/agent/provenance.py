@@ -92,26 +92,51 @@ class Span:
 class InputRef:
     """One input of a render: its name and result, shared by every value read from it."""
 
-    __slots__ = ("name", "read", "result")
+    __slots__ = ("cut", "name", "read", "result", "sql")
 
     def __init__(self, name: str, result: QueryResult) -> None:
         self.name = name
         self.result = result
+        self.sql = result.sql
+        self.cut = result.truncated
         self.read = False
-
-    @property
-    def sql(self) -> str:
-        return self.result.sql
-
-    @property
-    def cut(self) -> bool:
-        return self.result.truncated
 
 
 class Trace:
     """Where one value came from. `cut` is an input cut by a limit that fed it, if any; `typed`
     marks a number the template computed from literals alone (the model typed it)."""
 
+    __slots__ = ()
+    sources: tuple[Source, ...] = ()
+    derived = False
+    value: Any = None
+    cut: InputRef | None = None
+    more = 0
+    typed = False
+
+
+class CellTrace(Trace):
+    """One cell, read as the template reads it: built on every access, so it stays small and its
+    `Source` is made only when asked for."""
+
+    __slots__ = ("column", "ref", "row", "value")
+
+    def __init__(self, ref: InputRef, row: int, column: str, value: Any) -> None:
+        self.ref = ref
+        self.row = row
+        self.column = column
+        self.value = value
+
+    @property
+    def sources(self) -> tuple[Source, ...]:  # type: ignore[override]
+        return (Source(self.ref.name, self.ref.sql, self.row, self.column, self.value),)
+
+    @property
+    def cut(self) -> InputRef | None:  # type: ignore[override]
+        return self.ref if self.ref.cut else None
+
+
+class Computed(Trace):
     __slots__ = ("cut", "derived", "more", "sources", "typed", "value")
 
     def __init__(
@@ -131,7 +156,7 @@ class Trace:
         self.typed = typed
 
 
-TYPED = Trace((), True, None, typed=True)
+TYPED = Computed((), True, None, typed=True)
 
 
 class FromInput:
@@ -144,16 +169,16 @@ class FromInput:
 
 
 def cell_trace(ref: InputRef, row: int, column: str, value: Any) -> Trace:
-    return Trace((Source(ref.name, ref.sql, row, column, value),), False, value, ref if ref.cut else None)
+    return CellTrace(ref, row, column, value)
 
 
 def count_trace(ref: InputRef, count: int) -> Trace:
     """The number of rows of a whole (uncut) result."""
-    return Trace((Source(ref.name, ref.sql, None, None, count),), True, count)
+    return Computed((Source(ref.name, ref.sql, None, None, count),), True, count)
 
 
 def row_trace(ref: InputRef, row: int) -> Trace:
-    return Trace((Source(ref.name, ref.sql, row, None, None),), True, None, ref if ref.cut else None)
+    return Computed((Source(ref.name, ref.sql, row, None, None),), True, None, ref if ref.cut else None)
 
 
 def merge(traces: Iterable[Trace | None], value: Any, *, derived: bool = True) -> Trace | None:
@@ -185,7 +210,7 @@ def merge(traces: Iterable[Trace | None], value: Any, *, derived: bool = True) -
                 seen[key] = source
             else:
                 more += 1
-    return Trace(tuple(seen.values()), True, plain(value), cut, more)
+    return Computed(tuple(seen.values()), True, plain(value), cut, more)
 
 
 # --------------------------------------------------------------------------- traced values
@@ -379,22 +404,24 @@ _SUBCLASSES: dict[type, type[Traced]] = {
 }
 
 
+_SIMPLE = frozenset({TracedInt, TracedFloat, TracedDecimal, TracedStr, TracedBytes, TracedList, TracedDict})
+
+
 def traced(value: Any, trace: Trace | None) -> Any:
     """`value` carrying `trace`; a value of a type that cannot carry one is returned as it is."""
     if trace is None:
         return value
-    if isinstance(value, Traced):
-        value = value._plain()
-    kind = type(value)
-    if value is None:
+    cls = _SUBCLASSES.get(type(value))
+    if cls in _SIMPLE:
+        obj: Any = cls(value)  # type: ignore[misc]
+    elif value is None:
         return TracedNull(trace)
-    if kind is bool:
+    elif type(value) is bool:
         return TracedBool(value, trace)
-    cls = _SUBCLASSES.get(kind)
-    if cls is None:
-        return value
-    if cls is TracedDatetime:
-        obj: Any = TracedDatetime(
+    elif isinstance(value, Traced):
+        return traced(value._plain(), trace)
+    elif cls is TracedDatetime:
+        obj = TracedDatetime(
             value.year, value.month, value.day, value.hour, value.minute, value.second,
             value.microsecond, value.tzinfo, fold=value.fold,
         )  # fmt: skip
@@ -407,7 +434,7 @@ def traced(value: Any, trace: Trace | None) -> Any:
     elif cls is TracedTimedelta:
         obj = TracedTimedelta(value.days, value.seconds, value.microseconds)
     else:
-        obj = cls(value)
+        return value
     obj._trace = trace
     return obj
 

@@ -60,7 +60,9 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from jinja2.visitor import NodeTransformer
 
 from astro_tui.agent.provenance import (
+    MAX_SOURCES,
     TYPED,
+    Computed,
     FromInput,
     InputRef,
     Span,
@@ -131,9 +133,10 @@ class Row(Mapping[str, Any], FromInput):
         return self._ref
 
     def _key(self, key: object) -> str | None:
-        if not isinstance(key, str):
-            return None
-        key = str.__str__(key)
+        if type(key) is not str:
+            if not isinstance(key, str):
+                return None
+            key = str.__str__(key)
         if key in self._values:
             return key
         lowered = key.lower()
@@ -474,8 +477,10 @@ def f_length(value: Any) -> Any:
     count = len(value)
     if isinstance(value, RowList):
         return traced(count, count_trace(value.input_ref(), count))
-    if isinstance(value, list | tuple):
-        trace = merge((_item_trace(item) for item in value), count)
+    if isinstance(value, list | tuple):  # the first items name the sources; the rest are counted
+        trace = merge((_item_trace(item) for item in value[:MAX_SOURCES]), count)
+        if trace is not None and not trace.typed and count > MAX_SOURCES:
+            trace = Computed(trace.sources, True, count, trace.cut, trace.more + count - MAX_SOURCES)
     else:
         trace = merge(traces_of(value), count)
     return traced(count, trace)
@@ -575,7 +580,7 @@ def _traced_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
             value = _uncut(value, f"`|{name}`")
         result = func(
             *args[:position],
-            unproxy(value),
+            value if passing else unproxy(value),  # `default` must see a NULL as a value
             *(unproxy(a) for a in args[position + 1 :]),
             **{k: unproxy(v) for k, v in kwargs.items()},
         )
@@ -715,6 +720,7 @@ class _Rewriter(NodeTransformer):
 
 
 _LOOP_COUNTS = frozenset({"length", "revindex", "revindex0"})
+_ROW_METHODS = frozenset({"items", "keys", "values", "get"})
 _KEEPING_METHODS = frozenset({"upper", "lower", "title", "capitalize", "strip", "lstrip", "rstrip"})
 
 
@@ -751,7 +757,7 @@ class _Sandbox(ImmutableSandboxedEnvironment):
         if isinstance(obj, Row):
             if attribute in obj:
                 return obj[attribute]
-            if attribute not in ("items", "keys", "values", "get"):
+            if attribute not in _ROW_METHODS:
                 return self.undefined(
                     f"the row has no column '{attribute}'; its columns are: {', '.join(obj)}",
                     obj=obj,
@@ -786,9 +792,10 @@ class _Sandbox(ImmutableSandboxedEnvironment):
 
     def getitem(self, obj: Any, argument: Any) -> Any:
         if isinstance(obj, Row) and isinstance(argument, str):
-            if argument in obj:
+            try:
                 return obj[argument]
-            return self.getattr(obj, argument)
+            except KeyError:
+                return self.getattr(obj, argument)
         if isinstance(obj, ResultView) and isinstance(argument, str):
             return self.getattr(obj, argument)
         value = super().getitem(obj, argument)
