@@ -164,7 +164,7 @@ class FromInput:
 
     __slots__ = ()
 
-    def input_ref(self) -> InputRef | None:
+    def _input(self) -> InputRef | None:
         raise NotImplementedError
 
 
@@ -321,7 +321,7 @@ class TracedStr(Traced, str):
     def __repr__(self) -> str:
         return repr(self._plain())
 
-    def spans(self) -> tuple[tuple[int, int, Trace], ...]:
+    def _spans_in(self) -> tuple[tuple[int, int, Trace], ...]:
         if self._trace is not None:
             return ((0, len(self), self._trace),) if len(self) else ()
         return self._spans
@@ -351,6 +351,35 @@ class TracedNull(Traced):
         return "None"
 
     __repr__ = __str__
+
+
+class TracedOther(Traced):
+    """A cell of a type Python cannot subclass or astro does not know (an interval, a UUID):
+    printed, compared and hashed as the value; attributes and items are read from the value."""
+
+    __slots__ = ("_trace", "_value")
+
+    def __init__(self, value: Any, trace: Trace) -> None:
+        self._value = value
+        self._trace = trace
+
+    def _plain(self) -> Any:
+        return self._value
+
+    def __bool__(self) -> bool:
+        return bool(self._value)
+
+    def __eq__(self, other: object) -> bool:
+        return bool(plain(other) == self._value)
+
+    def __hash__(self) -> int:
+        return hash(self._value)
+
+    def __str__(self) -> str:
+        return str(self._value)
+
+    def __repr__(self) -> str:
+        return repr(self._value)
 
 
 class TracedBool(Traced):
@@ -408,7 +437,7 @@ _SIMPLE = frozenset({TracedInt, TracedFloat, TracedDecimal, TracedStr, TracedByt
 
 
 def traced(value: Any, trace: Trace | None) -> Any:
-    """`value` carrying `trace`; a value of a type that cannot carry one is returned as it is."""
+    """`value` carrying `trace`: a subclass of its type, or a stand-in."""
     if trace is None:
         return value
     cls = _SUBCLASSES.get(type(value))
@@ -420,6 +449,8 @@ def traced(value: Any, trace: Trace | None) -> Any:
         return TracedBool(value, trace)
     elif isinstance(value, Traced):
         return traced(value._plain(), trace)
+    elif cls is None:
+        return TracedOther(value, trace)
     elif cls is TracedDatetime:
         obj = TracedDatetime(
             value.year, value.month, value.day, value.hour, value.minute, value.second,
@@ -433,7 +464,7 @@ def traced(value: Any, trace: Trace | None) -> Any:
         )
     elif cls is TracedTimedelta:
         obj = TracedTimedelta(value.days, value.seconds, value.microseconds)
-    else:
+    else:  # pragma: no cover - every subclass is handled above
         return value
     obj._trace = trace
     return obj
@@ -445,8 +476,9 @@ def plain(value: Any) -> Any:
 
 
 def unproxy(value: Any) -> Any:
-    """NULL and boolean stand-ins as None and bool; traced subclasses already behave as their base."""
-    return value._plain() if isinstance(value, TracedNull | TracedBool) else value
+    """The stand-ins (NULL, booleans, other types) as their values; traced subclasses already
+    behave as their base type."""
+    return value._plain() if isinstance(value, TracedNull | TracedBool | TracedOther) else value
 
 
 def traces_of(value: Any) -> list[Trace]:
@@ -467,7 +499,7 @@ def cut_of(value: Any) -> InputRef | None:
                 return trace.cut
         return None
     if isinstance(value, FromInput):
-        ref = value.input_ref()
+        ref = value._input()
         return ref if ref is not None and ref.cut else None
     if isinstance(value, list | tuple):
         for item in value:
@@ -484,7 +516,7 @@ def compose(parts: Iterable[str]) -> str:
     at = 0
     for part in parts:
         if isinstance(part, TracedStr):
-            spans.extend((at + start, at + end, trace) for start, end, trace in part.spans())
+            spans.extend((at + start, at + end, trace) for start, end, trace in part._spans_in())
         pieces.append(part)
         at += len(part)
     text = "".join(pieces)

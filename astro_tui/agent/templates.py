@@ -118,18 +118,19 @@ class Rendered:
 class Row(Mapping[str, Any], FromInput):
     """One result row; `row.region` and `row['total revenue']` both work, names case-insensitively.
 
-    A value is traced when it is read, so a loop that shows two columns of a wide row
-    pays for two.
+    A value is traced when it is first read, so a loop that shows two columns of a wide
+    row pays for two.
     """
 
-    __slots__ = ("_index", "_ref", "_values")
+    __slots__ = ("_index", "_read", "_ref", "_values")
 
     def __init__(self, values: dict[str, Any], ref: InputRef | None = None, index: int = 0) -> None:
         self._values = values
         self._ref = ref
         self._index = index
+        self._read: dict[str, Any] | None = None
 
-    def input_ref(self) -> InputRef | None:
+    def _input(self) -> InputRef | None:
         return self._ref
 
     def _key(self, key: object) -> str | None:
@@ -143,13 +144,20 @@ class Row(Mapping[str, Any], FromInput):
         return next((name for name in self._values if name.lower() == lowered), None)
 
     def __getitem__(self, key: str) -> Any:
+        read = self._read
+        if read is not None and type(key) is str and key in read:
+            return read[key]
         name = self._key(key)
         if name is None:
             raise KeyError(key)
         value = self._values[name]
         if self._ref is None:
             return value
-        return traced(value, cell_trace(self._ref, self._index, name, value))
+        value = traced(value, cell_trace(self._ref, self._index, name, value))
+        if read is None:
+            read = self._read = {}
+        read[name] = value
+        return value
 
     def __contains__(self, key: object) -> bool:
         return self._key(key) is not None
@@ -175,7 +183,7 @@ class RowList(list[Row], FromInput):
         super().__init__(rows)
         self._ref = ref
 
-    def input_ref(self) -> InputRef:
+    def _input(self) -> InputRef:
         return self._ref
 
 
@@ -300,12 +308,13 @@ def _view_text(view: ResultView, none: str) -> str:
 class _Budget:
     """The work left for one render, and what the render learnt about its loops."""
 
-    __slots__ = ("deadline", "left", "loops", "ticks")
+    __slots__ = ("any_cut", "deadline", "left", "loops", "ticks")
 
-    def __init__(self, work: int, seconds: float) -> None:
+    def __init__(self, work: int, seconds: float, *, any_cut: bool = True) -> None:
         self.left = work
         self.deadline = time.monotonic() + seconds
         self.ticks = 0
+        self.any_cut = any_cut  # without a cut input, nothing needs checking for one
         self.loops: dict[LoopContext, tuple[_LoopItems | None, bool]] = {}
 
     def charge(self, units: int) -> None:
@@ -476,7 +485,7 @@ def f_length(value: Any) -> Any:
     value = _uncut(value, "`|length`")
     count = len(value)
     if isinstance(value, RowList):
-        return traced(count, count_trace(value.input_ref(), count))
+        return traced(count, count_trace(value._input(), count))
     if isinstance(value, list | tuple):  # the first items name the sources; the rest are counted
         trace = merge((_item_trace(item) for item in value[:MAX_SOURCES]), count)
         if trace is not None and not trace.typed and count > MAX_SOURCES:
@@ -501,16 +510,19 @@ def f_sum(environment: Environment, iterable: Any, attribute: str | int | None =
 
 
 def _item_trace(item: Any) -> Trace | None:
-    if isinstance(item, Row) and item.input_ref() is not None:
-        return row_trace(item.input_ref(), item._index)  # type: ignore[arg-type]
+    if isinstance(item, Row) and item._input() is not None:
+        return row_trace(item._input(), item._index)  # type: ignore[arg-type]
     return merge(traces_of(item), item)
 
 
 def _uncut(value: Any, what: str) -> Any:
     """`value` unless it holds rows or values of a cut result; an iterator is checked as it is read."""
+    budget = _budget.get()
+    if budget is not None and not budget.any_cut:
+        return value
     if isinstance(value, RowList):
-        if value.input_ref().cut:
-            raise refused(value.input_ref(), what)
+        if value._input().cut:
+            raise refused(value._input(), what)
         return value
     if isinstance(value, str | Mapping | Traced) or not isinstance(value, Iterable):
         return value
@@ -611,8 +623,17 @@ def _charged(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _concat(items: list[Any]) -> str:
-    """`a ~ b`: like Jinja's, but the text keeps the spans of the values in it."""
-    return _check_size(compose(_concat_text(item) for item in items))  # type: ignore[no-any-return]
+    """`a ~ b`: like Jinja's, but the text keeps the spans of the values in it (which cost work)."""
+    text = _check_size(compose(_concat_text(item) for item in items))
+    _charge(len(text._spans_in()) if isinstance(text, TracedStr) else 1)
+    return text  # type: ignore[no-any-return]
+
+
+def _block_text(pieces: list[str]) -> str:
+    """What `{% set x %}…{% endset %}` and filter blocks hold: the text with its spans."""
+    text = compose(pieces)
+    _charge(len(text._spans_in()) if isinstance(text, TracedStr) else 1)
+    return text
 
 
 def _concat_text(item: Any) -> str:
@@ -627,7 +648,7 @@ class _LoopItems:
     __slots__ = ("_budget", "_items", "cut", "whole")
 
     def __init__(self, iterable: Any) -> None:
-        self.whole = iterable.input_ref() if isinstance(iterable, RowList) else None
+        self.whole = iterable._input() if isinstance(iterable, RowList) else None
         self.cut = self.whole if self.whole is not None and self.whole.cut else None
         self._items = iter(iterable)
         self._budget = _budget.get()
@@ -639,7 +660,7 @@ class _LoopItems:
         item = next(self._items)
         if self._budget is not None:
             self._budget.charge(1)
-        if self.cut is None and self.whole is None:
+        if self.cut is None and self.whole is None and (self._budget is None or self._budget.any_cut):
             self.cut = cut_of(item)
         return item
 
@@ -741,7 +762,7 @@ class _Sandbox(ImmutableSandboxedEnvironment):
         self.globals["range"] = _bounded_range
         self.filters = _filters()
         self.tests = {name: _unproxied_test(test) for name, test in self.tests.items()}
-        self.concat = compose  # `{% set x %}…{% endset %}` and filter blocks keep their spans
+        self.concat = _block_text
 
     def _parse(self, source: str, name: str | None, filename: str | None) -> nodes.Template:
         tree = super()._parse(source, name, filename)
@@ -776,7 +797,7 @@ class _Sandbox(ImmutableSandboxedEnvironment):
             items, every = _loop_items(obj)
             if attribute in _LOOP_COUNTS:
                 return self._loop_count(obj, attribute, items, every)
-        value = super().getattr(obj, attribute)
+        value = super().getattr(unproxy(obj), attribute)
         if isinstance(obj, Traced) and not callable(value):  # `day.year`: a part of the value
             return traced(value, merge(traces_of(obj), value))
         return value
@@ -798,7 +819,7 @@ class _Sandbox(ImmutableSandboxedEnvironment):
                 return self.getattr(obj, argument)
         if isinstance(obj, ResultView) and isinstance(argument, str):
             return self.getattr(obj, argument)
-        value = super().getitem(obj, argument)
+        value = super().getitem(unproxy(obj), unproxy(argument))
         if isinstance(obj, Traced) and not traces_of(value):  # a character, a slice, an item
             return traced(value, merge(traces_of(obj), value))
         return value
@@ -1012,7 +1033,8 @@ def render(
     The budget covers compiling too: Jinja's optimizer runs filters over constants
     (`[1] | batch(90000)`) while it compiles.
     """
-    token = _budget.set(_Budget(MAX_WORK, MAX_SECONDS))
+    any_cut = any(result.truncated for result in inputs.values())
+    token = _budget.set(_Budget(MAX_WORK, MAX_SECONDS, any_cut=any_cut))
     try:
         compiled, numbers = _compile(template)
         refs = [InputRef(name, result) for name, result in inputs.items()]
@@ -1052,7 +1074,7 @@ def _generate(
     try:
         for piece in compiled.generate(views):
             if isinstance(piece, TracedStr):
-                pieces.extend((total + start, total + end, trace) for start, end, trace in piece.spans())
+                pieces.extend((total + start, total + end, trace) for start, end, trace in piece._spans_in())
             total += len(piece)
             if total > max_chars:
                 raise TemplateError(
