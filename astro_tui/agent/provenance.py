@@ -35,10 +35,11 @@ MAX_SOURCES = 100
 # --------------------------------------------------------------------------- public records
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Source:
     """One place in a result: a cell; a whole row when `column` is None; the whole result (its row
-    count) when `row` is None as well."""
+    count) when `row` is None as well. Not frozen only because a frozen dataclass costs four
+    times as much to make, and a listing makes one per value: treat it as immutable."""
 
     input: str
     sql: str
@@ -56,12 +57,12 @@ class Source:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Span:
     """A stretch of the answer text that came from the data: `answer[start:end] == text`.
 
     `value` is the raw value (a cell's, or what the template computed when `derived`);
-    `more_sources` counts sources left out past `MAX_SOURCES`.
+    `more_sources` counts sources left out past `MAX_SOURCES`. Immutable by convention, like `Source`.
     """
 
     start: int
@@ -509,22 +510,54 @@ def cut_of(value: Any) -> InputRef | None:
     return None
 
 
+class TextBuilder:
+    """Text put together piece by piece, keeping the spans of the traced pieces."""
+
+    __slots__ = ("at", "pieces", "spans")
+
+    def __init__(self) -> None:
+        self.pieces: list[str] = []
+        self.spans: list[tuple[int, int, Trace]] = []
+        self.at = 0
+
+    def add(self, part: str) -> None:
+        size = len(part)
+        if isinstance(part, TracedStr):
+            whole = part._trace
+            if whole is not None:
+                if size:
+                    self.spans.append((self.at, self.at + size, whole))
+            else:
+                at = self.at
+                for start, end, trace in part._spans:
+                    self.spans.append((at + start, at + end, trace))
+        self.pieces.append(part)
+        self.at += size
+
+    def add_value(self, value: Traced, none: str) -> None:
+        """A traced scalar as the answer shows it (what `scalar_text` makes, without making it)."""
+        raw = value._plain()
+        text = none if raw is None else raw if isinstance(raw, str) else str(raw)
+        if text and value._trace is not None:
+            self.spans.append((self.at, self.at + len(text), value._trace))
+        self.pieces.append(text)
+        self.at += len(text)
+
+    def build(self) -> str:
+        text = "".join(self.pieces)
+        if not self.spans:
+            return text
+        out = TracedStr(text)
+        out._spans = tuple(self.spans)
+        return out
+
+
 def compose(parts: Iterable[str]) -> str:
     """Join text pieces, keeping the spans of traced ones at their new offsets."""
-    pieces: list[str] = []
-    spans: list[tuple[int, int, Trace]] = []
-    at = 0
+    builder = TextBuilder()
     for part in parts:
-        if isinstance(part, TracedStr):
-            spans.extend((at + start, at + end, trace) for start, end, trace in part._spans_in())
-        pieces.append(part)
-        at += len(part)
-    text = "".join(pieces)
-    if not spans:
-        return text
-    out = TracedStr(text)
-    out._spans = tuple(spans)
-    return out
+        builder.add(part)
+    return builder.build()
 
 
 def scalar_text(value: Traced, none: str) -> str:

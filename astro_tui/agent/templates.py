@@ -66,6 +66,7 @@ from astro_tui.agent.provenance import (
     FromInput,
     InputRef,
     Span,
+    TextBuilder,
     Trace,
     Traced,
     TracedStr,
@@ -463,21 +464,20 @@ def f_date(value: Any, fmt: str = "%Y-%m-%d") -> str:
 
 def f_join(value: Iterable[Any], d: str = "", attribute: str | None = None) -> str:
     separator = str(unproxy(d))
-    parts: list[str] = []
-    total = 0
+    out = TextBuilder()
     for item in _counted(value):
         if attribute is not None and isinstance(item, Mapping):
             item = item.get(attribute)
-        text = _text(item, MISSING)
-        if not isinstance(text, str):
-            text = str(text)
-        total += len(text) + len(separator)
-        if total > MAX_SIZE:
+        if out.pieces:
+            out.add(separator)
+        if isinstance(item, Traced) and not isinstance(item, TracedStr):
+            out.add_value(item, MISSING)
+        else:
+            text = _text(item, MISSING)
+            out.add(text if isinstance(text, str) else str(text))
+        if out.at > MAX_SIZE:
             raise TemplateError(f"join would build more than {MAX_SIZE:,} characters")
-        if parts:
-            parts.append(separator)
-        parts.append(text)
-    return compose(parts)
+    return out.build()
 
 
 def f_length(value: Any) -> Any:
@@ -594,7 +594,7 @@ def _traced_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
             *args[:position],
             value if passing else unproxy(value),  # `default` must see a NULL as a value
             *(unproxy(a) for a in args[position + 1 :]),
-            **{k: unproxy(v) for k, v in kwargs.items()},
+            **({k: unproxy(v) for k, v in kwargs.items()} if kwargs else {}),
         )
         if passing or traces_of(result):
             return result
