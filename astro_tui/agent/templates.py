@@ -582,6 +582,7 @@ def _traced_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
     """Run a filter on values with their traces, and trace what it returns."""
     position = 1 if getattr(func, "jinja_pass_arg", None) is not None else 0
     presenting, passing, aggregating = name in _PRESENTING, name in _PASSING, name in _AGGREGATING
+    what = f"`|{name}`"
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -589,18 +590,15 @@ def _traced_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
             return func(*args, **kwargs)
         value = args[position]
         if aggregating:
-            value = _uncut(value, f"`|{name}`")
-        result = func(
-            *args[:position],
-            value if passing else unproxy(value),  # `default` must see a NULL as a value
-            *(unproxy(a) for a in args[position + 1 :]),
-            **({k: unproxy(v) for k, v in kwargs.items()} if kwargs else {}),
-        )
-        if passing or traces_of(result):
+            value = _uncut(value, what)
+        rest = tuple(unproxy(a) for a in args[position + 1 :]) if len(args) > position + 1 else ()
+        if kwargs:
+            kwargs = {k: unproxy(v) for k, v in kwargs.items()}
+        # `default` must see a NULL as a value, not as None
+        result = func(*args[:position], value if passing else unproxy(value), *rest, **kwargs)
+        if passing or not isinstance(value, Traced) or traces_of(result):
             return result
         traces = traces_of(value)
-        if not traces:
-            return result
         if presenting and len(traces) == 1:
             return traced(result, traces[0])
         return traced(result, merge(traces, result))
