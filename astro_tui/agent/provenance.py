@@ -611,18 +611,17 @@ def answer_spans(
     return tuple(spans), typed
 
 
-def cut_note(refs: Iterable[InputRef]) -> str:
-    """What the answer says when values came from a cut result."""
+def cut_note(cut: Iterable[tuple[str, QueryResult]]) -> str:
+    """What the answer says when values came from results cut by the row cap (name, result)."""
     parts = []
-    for ref in refs:
-        result = ref.result
+    for name, result in cut:
         shown = result.row_count
         total = (
             f"{result.total_rows:,}"
             if result.total_rows is not None and result.total_rows > shown
             else f"more than {shown:,}"
         )
-        parts.append(f"the first {shown:,} of {total} rows of {ref.name}")
+        parts.append(f"the first {shown:,} of {total} rows of {name}")
     return f"(Shows {' and '.join(parts)}: the row cap cut the result.)" if parts else ""
 
 

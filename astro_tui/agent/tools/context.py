@@ -48,20 +48,25 @@ class ToolContext:
         """The token of the turn this tool call belongs to (see the module docstring)."""
         return TURN_CANCEL.get() or self.cancel
 
-    def execute(self, sql: str) -> QueryResult:
+    def execute(self, sql: str, *, count_cut: bool = True) -> QueryResult:
         """Guarded, capped, cancellable; the result's SQL is the statement exactly as it ran.
 
-        A result the cap cut gets its exact total when the engine did not know it and a
-        count finishes within `TOTAL_COUNT_S` (else it stays "more than N").
+        A result the cap cut is counted (`counted`) unless `count_cut` is False.
         """
+        result = self.db.execute(sql, cancel=self.turn_cancel())
+        return self.counted(result) if count_cut else result
+
+    def counted(self, result: QueryResult) -> QueryResult:
+        """A cut result with its exact total, when the engine did not know it and a count
+        finishes within `TOTAL_COUNT_S` (else it stays "more than N")."""
         cancel = self.turn_cancel()
-        result = self.db.execute(sql, cancel=cancel)
-        if result.truncated and result.total_rows is None and not cancel.cancelled:
-            limit = min(self.settings.query_timeout_s, TOTAL_COUNT_S)
-            total = self.db.count_rows(result.sql, timeout=limit, cancel=cancel)
-            if total is not None and total > result.row_count:
-                result = dataclasses.replace(result, total_rows=total)
-        return result
+        if not result.truncated or result.total_rows is not None or cancel.cancelled:
+            return result
+        limit = min(self.settings.query_timeout_s, TOTAL_COUNT_S)
+        total = self.db.count_rows(result.sql, timeout=limit, cancel=cancel)
+        if total is None or total <= result.row_count:
+            return result
+        return dataclasses.replace(result, total_rows=total)
 
     def shell(self) -> Shell:
         """One shell per session, so `cd` is remembered between calls like in a terminal."""

@@ -127,7 +127,9 @@ class OutputTools:
             rendered = render(template, results)
         except TemplateError as exc:
             raise ToolError(f"{tool}: {exc}") from None
-        note = cut_note(rendered.cut)
+        for ref in rendered.cut:  # its rows were shown: the answer says how many there are
+            results[ref.name] = self.ctx.counted(results[ref.name])
+        note = cut_note((ref.name, results[ref.name]) for ref in rendered.cut)
         answer = Answer(
             kind=kind,
             text=f"{rendered.text}\n\n{note}" if note else rendered.text,
@@ -159,7 +161,7 @@ class OutputTools:
         if not sql.strip():
             raise ToolError(f"{tool}: input '{name}' has no SQL")
         try:
-            return self.ctx.execute(sql)
+            return self.ctx.execute(sql, count_cut=False)  # counted only if the answer shows it
         except DataError as exc:
             what = "the query" if tool == "render_chart" else f"input '{name}'"
             raise ToolError(f"{tool}: {what} failed: {exc}") from None
