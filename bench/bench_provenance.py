@@ -85,9 +85,9 @@ def _old_templates() -> ModuleType | None:
     return module
 
 
-def _timed(render: Callable[[], Any]) -> float:
+def _timed(render: Callable[..., Any], *args: Any) -> float:
     started = time.perf_counter()
-    render()
+    render(*args)
     return (time.perf_counter() - started) * 1000
 
 
@@ -108,9 +108,9 @@ def main() -> None:
         new_ms: list[float] = []
         old_ms: list[float] = []
         for _ in range(args.rounds):  # interleaved, so both see the same machine
-            new_ms.append(_timed(lambda: templates.render(template, results)))
+            new_ms.append(_timed(templates.render, template, results))
             if old is not None:
-                old_ms.append(_timed(lambda: old.render(template, results)))
+                old_ms.append(_timed(old.render, template, results))
         new = statistics.median(new_ms)
         if old_ms:
             before = statistics.median(old_ms)
@@ -120,7 +120,8 @@ def main() -> None:
         if label.startswith("listing"):
             answer = Answer("result", rendered.text, True, provenance=rendered.spans)
             size = len(json.dumps(provenance_json(answer), default=str))
-            print(f"{'':24} ask --json provenance: {size:,} bytes for {len(rendered.text):,} characters of text")
+            chars = len(rendered.text)
+            print(f"{'':24} ask --json provenance: {size:,} bytes for {chars:,} characters of text")
 
 
 if __name__ == "__main__":
