@@ -351,6 +351,10 @@ def tools(db: Database, tmp_path: Path) -> ToolRegistry:
             "loop.length",
         ),
         ("{% for r in all.rows if r.amount > 0 %}{{ loop.revindex }} {% endfor %}", "loop.revindex"),
+        (
+            "{% for r in all.rows if r.id > 0 %}{% if loop.last %}{{ loop.length }}{% endif %}{% endfor %}",
+            "loop.length",
+        ),
     ],
 )
 async def test_counting_a_cut_result_is_refused_with_the_fix(
@@ -454,6 +458,14 @@ def test_typed_numbers_stay_unverified_even_when_computed(sample_db: Database) -
     assert rendered.text == "42 1000 -5 21 4200"
     assert rendered.unverified_numbers == ("1000", "-5", "21")
     assert [(s.text, s.derived) for s in rendered.spans] == [("42", False), ("4200", True)]
+
+
+def test_cells_of_other_types_are_traced_whole(sample_db: Database) -> None:
+    result = sample_db.execute("SELECT INTERVAL 3 DAY AS d, [1, 2] AS l, {'a': 1} AS s, 'x'::BLOB AS b")
+    rendered = render("{{ r.d }} | {{ r.l }} | {{ r.s }} | {{ r.b }} | {{ r.l[1] }}", {"r": result})
+    check_spans(Oracle(sample_db), rendered.text, rendered.spans, {result.sql})
+    assert [s.sources[0].column for s in rendered.spans] == ["d", "l", "s", "b", "l"]
+    assert rendered.spans[-1].text == "2" and rendered.spans[-1].derived
 
 
 def test_refusals_name_the_input_even_inside_a_set_block(sample_db: Database) -> None:
