@@ -170,8 +170,9 @@ async def test_run_sql_reports_truncation(tmp_path: Path) -> None:
     finally:
         db.close()
     assert outcome.ok and outcome.result is not None and outcome.result.truncated
-    assert "truncated: the query returned 100 rows" in outcome.content  # a plain scan: counted cheaply
-    assert "truncated: the query returned more than 10 rows" in filtered.content
+    assert "CUT by the row cap: the query returns 100 rows" in outcome.content  # a plain scan: metadata
+    assert "CUT by the row cap: the query returns 99 rows" in filtered.content  # a bounded count
+    assert "Only the first 10 rows were read" in filtered.content
 
 
 @pytest.mark.parametrize(

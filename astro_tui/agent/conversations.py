@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 from astro_tui.agent.history import Entry, Turn, TurnStatus
+from astro_tui.agent.provenance import answer_from_record, answer_record
 from astro_tui.files import atomic_write_text
 
 FORMAT_VERSION = 1
@@ -108,6 +109,7 @@ def conversation_text(
                     "status": turn.status,
                     "started": turn.started,
                     "workspace_next": turn.workspace_next,
+                    **({"answer": answer_record(turn.answer)} if turn.answer is not None else {}),
                 }
             )
         )
@@ -153,15 +155,20 @@ def load_conversation(state_dir: Path, conversation_id: str) -> tuple[dict[str, 
         elif kind == "turn":
             status = record.get("status", "error")
             workspace_next = record.get("workspace_next", 1)
+            try:
+                answer = answer_from_record(record["answer"]) if "answer" in record else None
+            except ValueError:
+                answer, problem = None, "has a turn whose answer is not a saved answer"
             if not _is_int(workspace_next) or workspace_next < 1:
                 problem = "has a turn whose workspace_next is not a positive whole number"
-            else:
+            elif problem is None:
                 turns.append(
                     Turn(
                         question=str(record.get("question", "")),
                         started=str(record.get("started", "")),
                         status=status if status in _STATUSES else "error",
                         workspace_next=workspace_next,
+                        answer=answer,
                     )
                 )
         elif kind == "message" and turns:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from astro_tui.agent.provenance import Span
 from astro_tui.data.results import QueryResult
 from astro_tui.llm.messages import ReasoningDelta, TextDelta
 
@@ -114,7 +115,11 @@ class AnswerTable:
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """The end of a turn that the user sees; `verified` only when an output tool produced it."""
+    """The end of a turn that the user sees; `verified` only when an output tool produced it.
+
+    `provenance` holds a span of `text` for each value rendered from a result, with where it
+    came from; `complete` is False when a value came from a result cut by a limit.
+    """
 
     kind: AnswerKind
     text: str
@@ -123,6 +128,8 @@ class Answer:
     tables: tuple[AnswerTable, ...] = ()
     chart: ChartSpec | None = None
     unverified_numbers: tuple[str, ...] = ()
+    provenance: tuple[Span, ...] = ()
+    complete: bool = True
 
     @property
     def sql(self) -> list[str]:

@@ -70,9 +70,9 @@ def shape_text(result: QueryResult) -> str:
     cols = len(result.columns)
     text = f"{rows} × {cols} column" + ("" if cols == 1 else "s")
     if result.truncated and result.total_rows is not None:
-        text += f" (truncated: the query returned {result.total_rows:,} rows)"
+        text += f" (CUT by the row cap: the query returns {result.total_rows:,} rows)"
     elif result.truncated:
-        text += f" (truncated: the query returned more than {result.row_count:,} rows)"
+        text += f" (CUT by the row cap: the query returns more than {result.row_count:,} rows)"
     return text
 
 
@@ -88,6 +88,11 @@ def result_for_model(name: str, result: QueryResult, *, rows: int = MODEL_ROWS) 
     schema = result.table.schema
     columns = ", ".join(f"{f.name} {sql_type(f.type)}" for f in schema)
     lines = [f"{name}: {shape_text(result)}", f"columns: {columns or '(none)'}"]
+    if result.truncated:
+        lines.append(
+            f"Only the first {result.row_count:,} rows were read: a count, sum or ranking over "
+            "them is not the query's. Compute those in SQL; an answer that counts these rows is refused."
+        )
     if result.row_count == 0:
         lines.append("(no rows)")
         return "\n".join(lines)

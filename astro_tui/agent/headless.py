@@ -35,6 +35,7 @@ from astro_tui.agent.events import (
     UsageEvent,
 )
 from astro_tui.agent.loop import Agent
+from astro_tui.agent.provenance import provenance_json
 from astro_tui.config import Settings
 from astro_tui.data.database import Database
 from astro_tui.data.errors import DataError
@@ -230,6 +231,7 @@ def _json_answer(
             "total_tokens": usage.total_tokens if usage else 0,
         },
         "conversation_id": conversation_id,
+        **provenance_json(answer),
     }
     if answer is not None and answer.chart is not None:
         spec = answer.chart

@@ -11,6 +11,8 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from astro_tui.agent.provenance import SavedAnswer
+
 TurnStatus = Literal["open", "answer", "text", "cancelled", "error", "limit"]
 SUMMARY_CHARS = 300
 
@@ -30,6 +32,8 @@ class Turn:
     entries: list[Entry] = field(default_factory=list)
     status: TurnStatus = "open"
     workspace_next: int = 1
+    answer: SavedAnswer | None = None
+    """The verified answer that ended the turn, with where its values came from."""
 
 
 def short_summary(content: str, limit: int = SUMMARY_CHARS) -> str:

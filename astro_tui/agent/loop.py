@@ -45,6 +45,7 @@ from astro_tui.agent.events import (
 )
 from astro_tui.agent.history import Entry, History, Turn, TurnStatus, short_summary
 from astro_tui.agent.prompts import system_prompt
+from astro_tui.agent.provenance import saved_answer
 from astro_tui.agent.registry import ParsedCall, ToolOutcome, ToolRegistry
 from astro_tui.agent.templates import MAX_OUTPUT_CHARS, numbers_in_text
 from astro_tui.agent.tools import ToolContext, build_registry, call_summary
@@ -489,6 +490,7 @@ class Agent:
                         answer = outcome.value
 
                 if answer is not None:
+                    turn.answer = saved_answer(answer)
                     self._finish(turn, "answer", f"(Answered with {_answer_tool(answer)}.)")
                     yield answer
                     yield tally.done("answer")

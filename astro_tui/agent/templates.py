@@ -17,7 +17,14 @@ a value, and so is not reported: years 1900–2100 written alone, ISO dates and
 clock times, list markers at the start of a line ("1. "), and digits glued to
 letters (Q3, H1, 2nd, p95, df_2). Numbers used as filter arguments, indexes, loop
 bounds or in comparisons are not output and are not reported; a number literal
-that is printed (`{{ 1234 }}`, `{% set n = 5 %}`) is.
+that is printed (`{{ 1234 }}`, `{% set n = 5 %}`) is, and so is a number computed from
+literals alone (`{{ 1000 * 1 }}`, `{{ -5 }}`).
+
+Every value the template reads from a result is traced (`agent/provenance.py`), so
+the rendered text comes with the span of each value in it and where the value came
+from. A result cut by the row cap can be listed but not counted: `row_count`,
+`|length`, `|sum`, `|max`, `loop.length` … over its rows are refused with the fix
+(count it in SQL), and an answer that read it is marked incomplete.
 """
 
 from __future__ import annotations
@@ -34,14 +41,49 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from jinja2 import StrictUndefined, Template, TemplateSyntaxError, Undefined, UndefinedError, nodes
+from jinja2 import (
+    StrictUndefined,
+    Template,
+    TemplateSyntaxError,
+    Undefined,
+    UndefinedError,
+    nodes,
+    pass_environment,
+)
 from jinja2.defaults import DEFAULT_FILTERS
+from jinja2.environment import Environment
 from jinja2.exceptions import SecurityError
 from jinja2.exceptions import TemplateError as JinjaTemplateError
+from jinja2.filters import make_attrgetter
 from jinja2.runtime import LoopContext
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from jinja2.visitor import NodeTransformer
 
+from astro_tui.agent.provenance import (
+    MAX_SOURCES,
+    TYPED,
+    Computed,
+    FromInput,
+    InputRef,
+    Span,
+    TextBuilder,
+    Trace,
+    Traced,
+    TracedStr,
+    answer_spans,
+    cell_trace,
+    compose,
+    count_trace,
+    cut_of,
+    merge,
+    plain,
+    repr_text,
+    row_trace,
+    scalar_text,
+    traced,
+    traces_of,
+    unproxy,
+)
 from astro_tui.data.results import QueryResult
 
 MAX_OUTPUT_CHARS = 20_000
@@ -58,38 +100,68 @@ class TemplateError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Rendered:
+    """The text, the numbers the model typed, where each value in the text came from, and the
+    inputs cut by a limit that the template read (`complete` is False when there are any)."""
+
     text: str
     unverified_numbers: tuple[str, ...]
+    spans: tuple[Span, ...] = ()
+    cut: tuple[InputRef, ...] = ()
+
+    @property
+    def complete(self) -> bool:
+        return not self.cut
 
 
 # --------------------------------------------------------------------------- plain data
 
 
-class Row(Mapping[str, Any]):
-    """One result row; `row.region` and `row['total revenue']` both work, names case-insensitively."""
+class Row(Mapping[str, Any], FromInput):
+    """One result row; `row.region` and `row['total revenue']` both work, names case-insensitively.
 
-    __slots__ = ("_values",)
+    A value is traced when it is first read, so a loop that shows two columns of a wide
+    row pays for two.
+    """
 
-    def __init__(self, values: dict[str, Any]) -> None:
+    __slots__ = ("_index", "_read", "_ref", "_values")
+
+    def __init__(self, values: dict[str, Any], ref: InputRef | None = None, index: int = 0) -> None:
         self._values = values
+        self._ref = ref
+        self._index = index
+        self._read: dict[str, Any] | None = None
+
+    def _input(self) -> InputRef | None:
+        return self._ref
+
+    def _key(self, key: object) -> str | None:
+        if type(key) is not str:
+            if not isinstance(key, str):
+                return None
+            key = str.__str__(key)
+        if key in self._values:
+            return key
+        lowered = key.lower()
+        return next((name for name in self._values if name.lower() == lowered), None)
 
     def __getitem__(self, key: str) -> Any:
-        try:
-            return self._values[key]
-        except KeyError:
-            if isinstance(key, str):
-                lowered = key.lower()
-                for name, value in self._values.items():
-                    if name.lower() == lowered:
-                        return value
-            raise
+        read = self._read
+        if read is not None and type(key) is str and key in read:
+            return read[key]
+        name = self._key(key)
+        if name is None:
+            raise KeyError(key)
+        value = self._values[name]
+        if self._ref is None:
+            return value
+        value = traced(value, cell_trace(self._ref, self._index, name, value))
+        if read is None:
+            read = self._read = {}
+        read[name] = value
+        return value
 
     def __contains__(self, key: object) -> bool:
-        try:
-            self[key]  # type: ignore[index]
-        except KeyError:
-            return False
-        return True
+        return self._key(key) is not None
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._values)
@@ -103,26 +175,47 @@ class Row(Mapping[str, Any]):
     __repr__ = __str__
 
 
+class RowList(list[Row], FromInput):
+    """All the rows of one input, as `name.rows` gives them: counting them needs the result whole."""
+
+    __slots__ = ("_ref",)
+
+    def __init__(self, rows: Iterable[Row], ref: InputRef) -> None:
+        super().__init__(rows)
+        self._ref = ref
+
+    def _input(self) -> InputRef:
+        return self._ref
+
+
 class ResultView:
     """What a template sees for one input: the values, never the connection or the SQL."""
 
-    __slots__ = ("_result", "_rows")
+    __slots__ = ("_ref", "_rows")
 
-    def __init__(self, result: QueryResult) -> None:
-        self._result = result
-        self._rows: list[Row] | None = None
+    def __init__(self, ref: InputRef) -> None:
+        self._ref = ref
+        self._rows: RowList | None = None
+
+    @property
+    def _result(self) -> QueryResult:
+        return self._ref.result
 
     @property
     def value(self) -> Any:
+        self._ref.read = True
         table = self._result.table
         if table.num_rows == 0 or table.num_columns == 0:
             return None
-        return table.column(0)[0].as_py()
+        value = table.column(0)[0].as_py()
+        return traced(value, cell_trace(self._ref, 0, table.column_names[0], value))
 
     @property
-    def rows(self) -> list[Row]:
+    def rows(self) -> RowList:
+        self._ref.read = True
         if self._rows is None:
-            self._rows = [Row(record) for record in self._result.records()]
+            ref = self._ref
+            self._rows = RowList((Row(r, ref, i) for i, r in enumerate(self._result.records())), ref)
         return self._rows
 
     @property
@@ -131,7 +224,10 @@ class ResultView:
 
     @property
     def row_count(self) -> int:
-        return self._result.row_count
+        count = self._result.row_count
+        if self._ref.cut:
+            raise refused(self._ref, f"`{self._ref.name}.row_count`")
+        return traced(count, count_trace(self._ref, count))  # type: ignore[no-any-return]
 
     @property
     def truncated(self) -> bool:
@@ -139,6 +235,7 @@ class ResultView:
 
     def column_value(self, name: str) -> Any:
         """A column of the first row: `rev.revenue` reads naturally for one-row results."""
+        self._ref.read = True
         if self._result.row_count == 0:
             return None
         return self.rows[0][name]
@@ -148,27 +245,78 @@ class ResultView:
         return any(c.lower() == lowered for c in self._result.columns)
 
     def __str__(self) -> str:
-        if self._result.row_count == 1 and len(self._result.columns) == 1:
-            return _display(self.value)
-        lines = [" | ".join(self.columns)]
-        lines += [" | ".join(_display(v) for v in row.values()) for row in self.rows[:50]]
-        return "\n".join(lines)
+        return str(_view_text(self, MISSING))
+
+
+def refused(ref: InputRef, what: str) -> TemplateError:
+    """Counting or aggregating the rows of a cut result would state a wrong total."""
+    return TemplateError(
+        f"input '{ref.name}' holds only {ref.result.count_text()} (the row cap cut it), so {what} "
+        "would count or aggregate only the rows that were read, not all of the query's; count it "
+        "in SQL instead (an input such as `SELECT count(*) AS n FROM …`, or the sum/max in the "
+        "query) and render that value. Listing the first rows of a cut result is allowed."
+    )
 
 
 def _display(value: Any) -> str:
-    return MISSING if value is None else str(value)
+    return MISSING if unproxy(value) is None else str(value)
+
+
+def _text(value: Any, none: str) -> Any:
+    """What `{{ value }}` writes: traced text keeps its spans; other values go to `str()`."""
+    if isinstance(value, TracedStr):
+        return value
+    if isinstance(value, Traced):
+        return scalar_text(value, none)
+    if value is None:
+        return none
+    if isinstance(value, Row):
+        parts: list[str] = []
+        for i, name in enumerate(value):
+            parts += [", " if i else "", f"{name}=", _text(value[name], MISSING)]
+        return compose(parts)
+    if isinstance(value, ResultView):
+        return _view_text(value, none)
+    if isinstance(value, list | tuple) and any(isinstance(v, Traced | Row) for v in value):
+        _charge(len(value))
+        items = [_text(v, MISSING) if isinstance(v, Row) else repr_text(v) for v in value]
+        if isinstance(value, list):
+            return compose(["[", *_separated(items, ", "), "]"])
+        return compose(["(", *_separated(items, ", "), ",)" if len(items) == 1 else ")"])
+    return value
+
+
+def _separated(items: Iterable[str], separator: str) -> Iterator[str]:
+    for i, item in enumerate(items):
+        if i:
+            yield separator
+        yield item
+
+
+def _view_text(view: ResultView, none: str) -> str:
+    result = view._result
+    if result.row_count == 1 and len(result.columns) == 1:
+        return str(_text(view.value, none))
+    lines: list[str] = [" | ".join(view.columns)]
+    for row in view.rows[:50]:
+        lines += ["\n", *_separated((_text(v, MISSING) for v in row.values()), " | ")]
+    return compose(lines)
 
 
 # --------------------------------------------------------------------------- the budget
 
 
 class _Budget:
-    __slots__ = ("deadline", "left", "ticks")
+    """The work left for one render, and what the render learnt about its loops."""
 
-    def __init__(self, work: int, seconds: float) -> None:
+    __slots__ = ("any_cut", "deadline", "left", "loops", "ticks")
+
+    def __init__(self, work: int, seconds: float, *, any_cut: bool = True) -> None:
         self.left = work
         self.deadline = time.monotonic() + seconds
         self.ticks = 0
+        self.any_cut = any_cut  # without a cut input, nothing needs checking for one
+        self.loops: dict[LoopContext, tuple[_LoopItems | None, bool]] = {}
 
     def charge(self, units: int) -> None:
         self.left -= units
@@ -178,7 +326,8 @@ class _Budget:
                 "aggregate in SQL and loop over fewer rows"
             )
         self.ticks += 1
-        if self.ticks & 255 == 0 and time.monotonic() > self.deadline:
+        # the clock is read every 256 charges, and on every large one (a filter over many rows)
+        if (units >= 64 or self.ticks & 255 == 0) and time.monotonic() > self.deadline:
             raise TemplateError(f"the template took longer than {MAX_SECONDS:g} s to render; simplify it")
 
 
@@ -315,18 +464,83 @@ def f_date(value: Any, fmt: str = "%Y-%m-%d") -> str:
 
 
 def f_join(value: Iterable[Any], d: str = "", attribute: str | None = None) -> str:
-    separator = str(d)
-    parts: list[str] = []
-    total = 0
+    separator = str(unproxy(d))
+    out = TextBuilder()
     for item in _counted(value):
         if attribute is not None and isinstance(item, Mapping):
             item = item.get(attribute)
-        text = _display(item)
-        total += len(text) + len(separator)
-        if total > MAX_SIZE:
+        if out.pieces:
+            out.add(separator)
+        if isinstance(item, Traced) and not isinstance(item, TracedStr):
+            out.add_value(item, MISSING)
+        else:
+            text = _text(item, MISSING)
+            out.add(text if isinstance(text, str) else str(text))
+        if out.at > MAX_SIZE:
             raise TemplateError(f"join would build more than {MAX_SIZE:,} characters")
-        parts.append(text)
-    return separator.join(parts)
+    return out.build()
+
+
+def f_length(value: Any) -> Any:
+    """Jinja's `length`; the count is traced to the rows it counted, and refused over a cut result."""
+    value = _uncut(value, "`|length`")
+    count = len(value)
+    if isinstance(value, RowList):
+        return traced(count, count_trace(value._input(), count))
+    if isinstance(value, list | tuple):  # the first items name the sources; the rest are counted
+        trace = merge((_item_trace(item) for item in value[:MAX_SOURCES]), count)
+        if trace is not None and not trace.typed and count > MAX_SOURCES:
+            trace = Computed(trace.sources, True, count, trace.cut, trace.more + count - MAX_SOURCES)
+    else:
+        trace = merge(traces_of(value), count)
+    return traced(count, trace)
+
+
+@pass_environment
+def f_sum(environment: Environment, iterable: Any, attribute: str | int | None = None, start: Any = 0) -> Any:
+    """Jinja's `sum`, traced to every value it added; refused over a cut result."""
+    items = _uncut(iterable, "`|sum`")
+    getter = make_attrgetter(environment, attribute) if attribute is not None else None
+    total = unproxy(start)
+    traces: list[Trace | None] = [*traces_of(start)]
+    for item in _counted(items):
+        value = getter(item) if getter is not None else item
+        traces.extend(traces_of(value))
+        total = total + unproxy(value)
+    return traced(_check_size(total), merge(traces, total))
+
+
+def _item_trace(item: Any) -> Trace | None:
+    if isinstance(item, Row) and item._input() is not None:
+        return row_trace(item._input(), item._index)  # type: ignore[arg-type]
+    return merge(traces_of(item), item)
+
+
+def _uncut(value: Any, what: str) -> Any:
+    """`value` unless it holds rows or values of a cut result; an iterator is checked as it is read."""
+    budget = _budget.get()
+    if budget is not None and not budget.any_cut:
+        return value
+    if isinstance(value, RowList):
+        if value._input().cut:
+            raise refused(value._input(), what)
+        return value
+    if isinstance(value, str | Mapping | Traced) or not isinstance(value, Iterable):
+        return value
+    if isinstance(value, list | tuple):
+        ref = cut_of(value)
+        if ref is not None:
+            raise refused(ref, what)
+        return value
+    return _watched(value, what)
+
+
+def _watched(items: Iterable[Any], what: str) -> Iterator[Any]:
+    for item in items:
+        ref = cut_of(item)
+        if ref is not None:
+            raise refused(ref, what)
+        yield item
 
 
 def f_replace(value: Any, old: str, new: str, count: int | None = None) -> str:
@@ -346,11 +560,51 @@ def f_batch(value: Any, linecount: Any, fill_with: Any = None) -> Iterator[list[
 
 
 _ALLOWED_FILTERS = (
-    "abs", "attr", "capitalize", "count", "d", "default", "dictsort", "first", "float",
-    "groupby", "int", "items", "last", "length", "list", "lower", "map", "max", "min", "reject",
-    "rejectattr", "reverse", "round", "select", "selectattr", "sort", "string", "sum", "title",
+    "abs", "attr", "capitalize", "d", "default", "dictsort", "first", "float",
+    "groupby", "int", "items", "last", "list", "lower", "map", "max", "min", "reject",
+    "rejectattr", "reverse", "round", "select", "selectattr", "sort", "string", "title",
     "trim", "truncate", "unique", "upper", "wordcount",
 )  # fmt: skip
+_PRESENTING = frozenset(
+    {"capitalize", "date", "float", "int", "lower", "money", "number", "percent", "replace",
+     "round", "string", "title", "trim", "truncate", "upper"}
+)  # fmt: skip
+"""Filters that show one value differently: the result keeps the value's trace (not derived)."""
+_PASSING = frozenset(
+    {"attr", "batch", "d", "default", "dictsort", "groupby", "items", "list", "map", "max", "min",
+     "reject", "rejectattr", "select", "selectattr", "sort", "unique"}
+)  # fmt: skip
+"""Filters that return values they were given (or containers of them), traced already."""
+_AGGREGATING = frozenset({"groupby", "last", "max", "min", "reverse", "sort", "unique"})
+"""Besides length, count and sum: what they say about all rows is wrong for a cut result."""
+
+
+def _traced_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
+    """Run a filter on values with their traces, and trace what it returns."""
+    position = 1 if getattr(func, "jinja_pass_arg", None) is not None else 0
+    presenting, passing, aggregating = name in _PRESENTING, name in _PASSING, name in _AGGREGATING
+    what = f"`|{name}`"
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if len(args) <= position:
+            return func(*args, **kwargs)
+        value = args[position]
+        if aggregating:
+            value = _uncut(value, what)
+        rest = tuple(unproxy(a) for a in args[position + 1 :]) if len(args) > position + 1 else ()
+        if kwargs:
+            kwargs = {k: unproxy(v) for k, v in kwargs.items()}
+        # `default` must see a NULL as a value, not as None
+        result = func(*args[:position], value if passing else unproxy(value), *rest, **kwargs)
+        if passing or not isinstance(value, Traced) or traces_of(result):
+            return result
+        traces = traces_of(value)
+        if presenting and len(traces) == 1:
+            return traced(result, traces[0])
+        return traced(result, merge(traces, result))
+
+    return wrapper
 
 
 def _charged(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -367,20 +621,79 @@ def _charged(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+def _concat(items: list[Any]) -> str:
+    """`a ~ b`: like Jinja's, but the text keeps the spans of the values in it (which cost work)."""
+    text = _check_size(compose(_concat_text(item) for item in items))
+    _charge(len(text._spans_in()) if isinstance(text, TracedStr) else 1)
+    return text  # type: ignore[no-any-return]
+
+
+def _block_text(pieces: list[str]) -> str:
+    """What `{% set x %}…{% endset %}` and filter blocks hold: the text with its spans."""
+    text = compose(pieces)
+    _charge(len(text._spans_in()) if isinstance(text, TracedStr) else 1)
+    return text
+
+
+def _concat_text(item: Any) -> str:
+    text = _text(item, "None")
+    return text if isinstance(text, str) else str(text)
+
+
+class _LoopItems:
+    """What a `for` loop iterates: every item costs one unit of work, and the loop knows whether
+    it went over rows of a cut result (then `loop.length` is refused)."""
+
+    __slots__ = ("_budget", "_items", "cut", "whole")
+
+    def __init__(self, iterable: Any) -> None:
+        self.whole = iterable._input() if isinstance(iterable, RowList) else None
+        self.cut = self.whole if self.whole is not None and self.whole.cut else None
+        self._items = iter(iterable)
+        self._budget = _budget.get()
+
+    def __iter__(self) -> _LoopItems:
+        return self
+
+    def __next__(self) -> Any:
+        item = next(self._items)
+        if self._budget is not None:
+            self._budget.charge(1)
+        if self.cut is None and self.whole is None and (self._budget is None or self._budget.any_cut):
+            self.cut = cut_of(item)
+        return item
+
+
 def _filters() -> dict[str, Callable[..., Any]]:
-    table = {name: _charged(DEFAULT_FILTERS[name]) for name in _ALLOWED_FILTERS}
+    table = {name: _charged(_traced_filter(name, DEFAULT_FILTERS[name])) for name in _ALLOWED_FILTERS}
+    own = {
+        "number": f_number,
+        "money": f_money,
+        "percent": f_percent,
+        "date": f_date,
+        "batch": f_batch,
+        "replace": f_replace,
+    }
+    table.update({name: _charged(_traced_filter(name, func)) for name, func in own.items()})
     table.update(
-        number=_charged(f_number),
-        money=_charged(f_money),
-        percent=_charged(f_percent),
-        date=_charged(f_date),
-        batch=_charged(f_batch),
+        length=_charged(f_length),
+        count=_charged(f_length),
+        sum=_charged(f_sum),
         join=f_join,
-        replace=_charged(f_replace),
-        _astro_loop=_counted,
-        _astro_sized=_check_size,
+        _astro_loop=_LoopItems,
+        _astro_concat=_concat,
     )
     return table
+
+
+def _unproxied_test(test: Callable[..., Any]) -> Callable[..., Any]:
+    """Tests see NULL and booleans as None and bool (`x is none`, `x is true`)."""
+
+    @functools.wraps(test)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return test(*(unproxy(a) for a in args), **{k: unproxy(v) for k, v in kwargs.items()})
+
+    return wrapper
 
 
 # --------------------------------------------------------------------------- the sandbox
@@ -404,7 +717,7 @@ _REFUSED_NODES: dict[type[nodes.Node], str] = {
 
 
 class _Rewriter(NodeTransformer):
-    """Route every loop through the budget and every `~` through a size check."""
+    """Route every loop through the budget, and every `~` through a size check that keeps spans."""
 
     def __init__(self, environment: _Sandbox) -> None:
         self.environment = environment
@@ -421,11 +734,19 @@ class _Rewriter(NodeTransformer):
 
     def visit_Concat(self, node: nodes.Concat) -> nodes.Node:
         self.generic_visit(node)
-        return self._wrap(node, "_astro_sized")
+        items = nodes.List(node.nodes, lineno=node.lineno)
+        items.set_environment(self.environment)
+        return self._wrap(items, "_astro_concat")
+
+
+_LOOP_COUNTS = frozenset({"length", "revindex", "revindex0"})
+_ROW_METHODS = frozenset({"items", "keys", "values", "get"})
+_KEEPING_METHODS = frozenset({"upper", "lower", "title", "capitalize", "strip", "lstrip", "rstrip"})
 
 
 class _Sandbox(ImmutableSandboxedEnvironment):
-    intercepted_binops = frozenset({"*", "**", "+", "%"})
+    intercepted_binops = frozenset({"+", "-", "*", "/", "//", "%", "**"})
+    intercepted_unops = frozenset({"-", "+"})
 
     def __init__(self) -> None:
         super().__init__(
@@ -439,6 +760,8 @@ class _Sandbox(ImmutableSandboxedEnvironment):
         self.globals.clear()
         self.globals["range"] = _bounded_range
         self.filters = _filters()
+        self.tests = {name: _unproxied_test(test) for name, test in self.tests.items()}
+        self.concat = _block_text
 
     def _parse(self, source: str, name: str | None, filename: str | None) -> nodes.Template:
         tree = super()._parse(source, name, filename)
@@ -454,7 +777,7 @@ class _Sandbox(ImmutableSandboxedEnvironment):
         if isinstance(obj, Row):
             if attribute in obj:
                 return obj[attribute]
-            if attribute not in ("items", "keys", "values", "get"):
+            if attribute not in _ROW_METHODS:
                 return self.undefined(
                     f"the row has no column '{attribute}'; its columns are: {', '.join(obj)}",
                     obj=obj,
@@ -469,40 +792,65 @@ class _Sandbox(ImmutableSandboxedEnvironment):
                 obj=obj,
                 name=attribute,
             )
-        return super().getattr(obj, attribute)
+        if isinstance(obj, LoopContext):
+            items, every = _loop_items(obj)
+            if attribute in _LOOP_COUNTS:
+                return self._loop_count(obj, attribute, items, every)
+        value = super().getattr(unproxy(obj), attribute)
+        if isinstance(obj, Traced) and not callable(value):  # `day.year`: a part of the value
+            return traced(value, merge(traces_of(obj), value))
+        return value
+
+    def _loop_count(self, loop: LoopContext, attribute: str, items: _LoopItems | None, every: bool) -> Any:
+        """`loop.length` of a loop over a cut result would be the cap, not the count: refused."""
+        value = super().getattr(loop, attribute)
+        if items is not None and items.cut is not None:
+            raise refused(items.cut, f"`loop.{attribute}`")
+        if attribute == "length" and every and items is not None and items.whole is not None:
+            return traced(value, count_trace(items.whole, value))
+        return value
 
     def getitem(self, obj: Any, argument: Any) -> Any:
         if isinstance(obj, Row) and isinstance(argument, str):
-            if argument in obj:
+            try:
                 return obj[argument]
-            return self.getattr(obj, argument)
+            except KeyError:
+                return self.getattr(obj, argument)
         if isinstance(obj, ResultView) and isinstance(argument, str):
             return self.getattr(obj, argument)
-        return super().getitem(obj, argument)
+        value = super().getitem(unproxy(obj), unproxy(argument))
+        if isinstance(obj, Traced) and not traces_of(value):  # a character, a slice, an item
+            return traced(value, merge(traces_of(obj), value))
+        return value
 
     def call_binop(self, context: Any, operator_: str, left: Any, right: Any) -> Any:
         _charge(1)
+        a, b = unproxy(left), unproxy(right)
         if operator_ == "%":
-            if isinstance(left, str):
+            if isinstance(a, str):
                 raise TemplateError("%-formatting is not available; use the number, money, percent filters")
-            return operator.mod(left, right)
-        if operator_ == "*":
-            seq, times = (left, right) if isinstance(left, str | list | tuple) else (right, left)
+            result = operator.mod(a, b)
+        elif operator_ == "*":
+            seq, times = (a, b) if isinstance(a, str | list | tuple) else (b, a)
             if isinstance(seq, str | list | tuple) and isinstance(times, int):
                 if len(seq) * max(0, times) > MAX_SIZE:
                     raise TemplateError(f"the template built a value longer than {MAX_SIZE:,} items")
-            elif _is_int(left) and _is_int(right) and left.bit_length() + right.bit_length() > MAX_INT_BITS:
+            elif _is_int(a) and _is_int(b) and a.bit_length() + b.bit_length() > MAX_INT_BITS:
                 raise TemplateError("the template built a number too large to print")
-            return _check_size(operator.mul(left, right))
-        if operator_ == "**":
-            if (
-                _is_int(left)
-                and _is_int(right)
-                and (abs(right) > 1024 or left.bit_length() * abs(right) > MAX_INT_BITS)
-            ):
+            result = _check_size(operator.mul(a, b))
+        elif operator_ == "**":
+            if _is_int(a) and _is_int(b) and (abs(b) > 1024 or a.bit_length() * abs(b) > MAX_INT_BITS):
                 raise TemplateError("the template built a number too large to print")
-            return operator.pow(left, right)
-        return _check_size(operator.add(left, right))
+            result = operator.pow(a, b)
+        elif operator_ == "+" and isinstance(a, str) and isinstance(b, str):
+            return _check_size(compose((a, b)))  # like `~`: each side keeps its spans
+        else:
+            result = _check_size(self.binop_table[operator_](a, b))
+        return _computed(result, left, right)
+
+    def call_unop(self, context: Any, operator_: str, arg: Any) -> Any:
+        _charge(1)
+        return _computed(self.unop_table[operator_](unproxy(arg)), arg)
 
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
         if isinstance(__obj, Undefined):
@@ -510,8 +858,17 @@ class _Sandbox(ImmutableSandboxedEnvironment):
         if not __self._callable(__obj):
             what = getattr(__obj, "__name__", type(__obj).__name__)
             raise SecurityError(f"calling '{what}' is not allowed in answer templates; use filters")
-        _charge(1 + _size_of(getattr(__obj, "__self__", None)))
-        return _check_size(super().call(__context, __obj, *args, **kwargs))
+        owner = getattr(__obj, "__self__", None)
+        _charge(1 + _size_of(owner))
+        result = _check_size(super().call(__context, __obj, *args, **kwargs))
+        traces = traces_of(owner)
+        if not traces or traces_of(result):
+            return result
+        if isinstance(result, list):  # `split`: each part comes from the value
+            return [traced(part, merge(traces, part)) for part in result]
+        if __obj.__name__ in _KEEPING_METHODS and len(traces) == 1:
+            return traced(result, traces[0])
+        return traced(result, merge(traces, result))
 
     @staticmethod
     def _callable(obj: Any) -> bool:
@@ -521,12 +878,45 @@ class _Sandbox(ImmutableSandboxedEnvironment):
         return isinstance(owner, _SAFE_SELF_TYPES) and getattr(obj, "__name__", "") in _SAFE_METHODS
 
 
+def _loop_items(loop: LoopContext) -> tuple[_LoopItems | None, bool]:
+    """The items a loop iterates, and whether it iterates all of them. With `{% for … if test %}`
+    Jinja filters them in a generator of its own, whose argument they are; that generator is
+    gone once it has run out, so the sandbox looks on the loop's first attribute and keeps it."""
+    budget = _budget.get()
+    known = budget.loops if budget is not None else {}
+    if loop in known:
+        return known[loop]
+    iterable = getattr(loop, "_iterable", None)
+    if isinstance(iterable, _LoopItems):
+        found: tuple[_LoopItems | None, bool] = (iterable, True)
+    else:
+        frame = getattr(iterable, "gi_frame", None)
+        inner = frame.f_locals.get("fiter") if frame is not None else None
+        found = (inner if isinstance(inner, _LoopItems) else None, False)
+    known[loop] = found
+    return found
+
+
+def _computed(result: Any, *operands: Any) -> Any:
+    """What an operator returns: derived from the values it read, or typed when all were literals."""
+    traces = [trace for operand in operands for trace in traces_of(operand)]
+    if traces:
+        return traced(result, merge(traces, result))
+    if _is_number(result) and all(_is_number(o) for o in operands):
+        return traced(result, TYPED)
+    return plain(result)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float | decimal.Decimal) and not isinstance(value, bool)
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _finalize(value: Any) -> Any:
-    return MISSING if value is None else value
+    return _text(value, MISSING)
 
 
 _ENV: _Sandbox | None = None
@@ -579,6 +969,11 @@ def literal_numbers(tree: nodes.Template) -> list[str]:
         if isinstance(node, nodes.Output):
             for child in node.nodes:
                 visit(child, True)
+            return
+        if isinstance(node, nodes.Filter) and node.name == "_astro_concat":
+            assert isinstance(node.node, nodes.List)
+            for child in node.node.items:
+                visit(child, printed)
             return
         if isinstance(node, nodes.Filter):
             if node.node is not None:
@@ -637,13 +1032,17 @@ def render(
     The budget covers compiling too: Jinja's optimizer runs filters over constants
     (`[1] | batch(90000)`) while it compiles.
     """
-    token = _budget.set(_Budget(MAX_WORK, MAX_SECONDS))
+    any_cut = any(result.truncated for result in inputs.values())
+    token = _budget.set(_Budget(MAX_WORK, MAX_SECONDS, any_cut=any_cut))
     try:
         compiled, numbers = _compile(template)
-        text = _generate(compiled, inputs, max_chars)
+        refs = [InputRef(name, result) for name, result in inputs.items()]
+        text, spans, typed = _generate(compiled, refs, max_chars)
     finally:
         _budget.reset(token)
-    return Rendered(text, numbers)
+    computed = [n for printed in typed for n in numbers_in_text(printed)]
+    unverified = tuple(dict.fromkeys([*numbers, *computed]))
+    return Rendered(text, unverified, spans, tuple(ref for ref in refs if ref.read and ref.cut))
 
 
 def _compile(template: str) -> tuple[Template, tuple[str, ...]]:
@@ -663,12 +1062,18 @@ def _compile(template: str) -> tuple[Template, tuple[str, ...]]:
         raise TemplateError("template syntax error: nesting too deep") from None
 
 
-def _generate(compiled: Template, inputs: Mapping[str, QueryResult], max_chars: int) -> str:
-    views = {name: ResultView(result) for name, result in inputs.items()}
+def _generate(
+    compiled: Template, refs: list[InputRef], max_chars: int
+) -> tuple[str, tuple[Span, ...], list[str]]:
+    """The text (stripped), the spans of the values in it, and numbers computed from literals."""
+    views = {ref.name: ResultView(ref) for ref in refs}
     parts: list[str] = []
+    pieces: list[tuple[int, int, Trace]] = []
     total = 0
     try:
         for piece in compiled.generate(views):
+            if isinstance(piece, TracedStr):
+                pieces.extend((total + start, total + end, trace) for start, end, trace in piece._spans_in())
             total += len(piece)
             if total > max_chars:
                 raise TemplateError(
@@ -681,7 +1086,7 @@ def _generate(compiled: Template, inputs: Mapping[str, QueryResult], max_chars: 
     except UndefinedError as exc:
         message = str(exc)
         if "is undefined" in message and "'" in message:
-            message += f"; the inputs are: {', '.join(inputs) or '(none)'}"
+            message += f"; the inputs are: {', '.join(views) or '(none)'}"
         raise TemplateError(f"template error: {message}") from None
     except SecurityError as exc:
         raise TemplateError(f"template refused: {exc}") from None
@@ -692,4 +1097,7 @@ def _generate(compiled: Template, inputs: Mapping[str, QueryResult], max_chars: 
     except Exception as exc:
         detail = " ".join(str(exc).split())[:300]
         raise TemplateError(f"template error: {type(exc).__name__}: {detail}") from None
-    return "".join(parts).strip()
+    text = "".join(parts)
+    stripped = text.strip()
+    spans, typed = answer_spans(pieces, stripped, len(text) - len(text.lstrip()))
+    return stripped, spans, typed

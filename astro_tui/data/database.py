@@ -81,6 +81,25 @@ class Database:
         limit = self.settings.query_timeout_s if timeout == -1 else timeout
         return self.engine.run(statement, cap=cap, timeout=limit, cancel=cancel)
 
+    def count_rows(self, statement: str, *, timeout: float, cancel: CancelToken | None = None) -> int | None:
+        """How many rows a statement returns, counted on the server within `timeout` seconds
+        (a plain `count(*)` over it, guarded like any statement); None when it cannot be
+        counted in time (or at all: `SHOW …` is not a subquery)."""
+        body = statement.strip().rstrip(";").rstrip()
+        try:
+            result = self.execute(
+                f"SELECT count(*) AS n FROM (\n{body}\n) AS astro_count",
+                row_cap=1,
+                timeout=timeout,
+                cancel=cancel,
+            )
+        except DataError:
+            return None
+        if result.row_count != 1 or result.table.num_columns != 1:
+            return None
+        total = result.table.column(0)[0].as_py()
+        return total if isinstance(total, int) and not isinstance(total, bool) else None
+
     def close(self) -> None:
         self.engine.close()
 

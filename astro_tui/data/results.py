@@ -20,7 +20,8 @@ class QueryResult:
     row_cap: int | None = None
     description: str | None = field(default=None)
     total_rows: int | None = None
-    """The full count of a truncated result, when the engine knew it cheaply (else None)."""
+    """The full count of a truncated result, when it was cheap to know (else None): the engine's
+    metadata for a plain scan, or a count within a few seconds (`Database.count_rows`)."""
 
     @property
     def columns(self) -> list[str]:

@@ -10,6 +10,7 @@ thread left over from an earlier turn keeps that turn's (cancelled) token.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
     from astro_tui.catalog.search import MetadataIndex
     from astro_tui.catalog.shell import Shell
 
+TOTAL_COUNT_S = 5.0
+"""How long counting a cut result's rows may take before the model is told "more than N"."""
 TURN_CANCEL: ContextVar[CancelToken | None] = ContextVar("astro_turn_cancel", default=None)
 
 
@@ -45,9 +48,25 @@ class ToolContext:
         """The token of the turn this tool call belongs to (see the module docstring)."""
         return TURN_CANCEL.get() or self.cancel
 
-    def execute(self, sql: str) -> QueryResult:
-        """Guarded, capped, cancellable; the result's SQL is the statement exactly as it ran."""
-        return self.db.execute(sql, cancel=self.turn_cancel())
+    def execute(self, sql: str, *, count_cut: bool = True) -> QueryResult:
+        """Guarded, capped, cancellable; the result's SQL is the statement exactly as it ran.
+
+        A result the cap cut is counted (`counted`) unless `count_cut` is False.
+        """
+        result = self.db.execute(sql, cancel=self.turn_cancel())
+        return self.counted(result) if count_cut else result
+
+    def counted(self, result: QueryResult) -> QueryResult:
+        """A cut result with its exact total, when the engine did not know it and a count
+        finishes within `TOTAL_COUNT_S` (else it stays "more than N")."""
+        cancel = self.turn_cancel()
+        if not result.truncated or result.total_rows is not None or cancel.cancelled:
+            return result
+        limit = min(self.settings.query_timeout_s, TOTAL_COUNT_S)
+        total = self.db.count_rows(result.sql, timeout=limit, cancel=cancel)
+        if total is None or total <= result.row_count:
+            return result
+        return dataclasses.replace(result, total_rows=total)
 
     def shell(self) -> Shell:
         """One shell per session, so `cd` is remembered between calls like in a terminal."""

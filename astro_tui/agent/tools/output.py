@@ -12,8 +12,9 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from astro_tui.agent.charts import build_chart_spec
+from astro_tui.agent.charts import MAX_POINTS, build_chart_spec
 from astro_tui.agent.events import Answer, AnswerKind, AnswerTable
+from astro_tui.agent.provenance import cut_note
 from astro_tui.agent.registry import ToolError, ToolReturn
 from astro_tui.agent.templates import (
     MAX_OUTPUT_CHARS,
@@ -77,6 +78,7 @@ class OutputTools:
             title=spec.title,
             tables=(AnswerTable("chart", result.sql, result),),
             chart=spec,
+            complete=not (kind in ("line", "scatter") and result.row_count > MAX_POINTS),
         )
         return ToolReturn(
             content=f"Shown to the person: a {kind} chart '{spec.title}' of {result.count_text()}.",
@@ -125,18 +127,28 @@ class OutputTools:
             rendered = render(template, results)
         except TemplateError as exc:
             raise ToolError(f"{tool}: {exc}") from None
+        for ref in rendered.cut:  # its rows were shown: the answer says how many there are
+            results[ref.name] = self.ctx.counted(results[ref.name])
+        note = cut_note((ref.name, results[ref.name]) for ref in rendered.cut)
         answer = Answer(
             kind=kind,
-            text=rendered.text,
+            text=f"{rendered.text}\n\n{note}" if note else rendered.text,
             verified=True,
             title=(title or "").strip() or None,
             tables=tuple(AnswerTable(name, result.sql, result) for name, result in results.items()),
             unverified_numbers=rendered.unverified_numbers,
+            provenance=rendered.spans,
+            complete=rendered.complete,
         )
-        shown = rendered.text
+        shown = answer.text
         if len(shown) > HISTORY_TEXT_CHARS:
             shown = shown[:HISTORY_TEXT_CHARS] + " …"
         content = f"Shown to the person:\n{shown}"
+        if note:
+            content += (
+                "\n(Values came from a result the row cap cut: the person is told the answer "
+                "shows only its first rows, and it is marked incomplete.)"
+            )
         if rendered.unverified_numbers:
             content += (
                 "\n(These numbers were typed in the template, not taken from a result, and are "
@@ -149,7 +161,7 @@ class OutputTools:
         if not sql.strip():
             raise ToolError(f"{tool}: input '{name}' has no SQL")
         try:
-            return self.ctx.execute(sql)
+            return self.ctx.execute(sql, count_cut=False)  # counted only if the answer shows it
         except DataError as exc:
             what = "the query" if tool == "render_chart" else f"input '{name}'"
             raise ToolError(f"{tool}: {what} failed: {exc}") from None
