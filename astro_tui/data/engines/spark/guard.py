@@ -173,10 +173,11 @@ def _check(sql: str, user_functions: set[str]) -> Expected:
     if not tokens:
         raise GuardError("refused: empty SQL")
     _check_shape(tokens)
-    words = [t.text.upper() for t in tokens if t.token_type != TokenType.STRING]
-    first = words[0] if words else ""
+    first = tokens[0].text.upper()
     if first == "SHOW":
-        if "CREATE" in words[:3] or "EXTENDED" in words:
+        # sqlglot reads SHOW as a command whose rest is one opaque token: the rest is read anew
+        words = [t.text.upper() for t in _tokens(sql[tokens[0].end + 1 :]) if t.token_type != TokenType.STRING]
+        if "CREATE" in words[:2] or "EXTENDED" in words:
             raise GuardError("refused: SHOW CREATE TABLE and SHOW TABLE EXTENDED show storage locations")
         return Expected(SHOW)  # every other SHOW reads the catalog; the verdict lists which
     if first == "EXPLAIN":

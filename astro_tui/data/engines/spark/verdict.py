@@ -250,7 +250,7 @@ _PARSED_CALL = re.compile(r"'([^\s'(),\[\]]+)\(")
 _ANALYZED_CALL = re.compile(r"(?<![\w$#.`])([A-Za-z_][A-Za-z0-9_]*)\(")
 _QUALIFIED_CALL = re.compile(r"(?<![\w$#`])[A-Za-z_`][\w`]*\.[\w`.]*[\w`]\(")
 _TVF = re.compile(r"'UnresolvedTableValuedFunction \[([^\]]*)\]")
-_RELATION = re.compile(r"'UnresolvedRelation \[([^\]]*)\]")
+_RELATION = re.compile(r"'UnresolvedRelation \[([^\]]*)\], \[([^\]]*)\]")
 _METADATA = re.compile(r"(?<![\w$])_metadata#", re.I)
 _TRUNCATED = re.compile(r"\.\.\. \d+ more fields")
 
@@ -278,8 +278,8 @@ def judge(explain: str, expected: Expected | None, functions: frozenset[str]) ->
         return kind
     _check_calls(parsed, analyzed, functions)
     _check_nodes(analyzed)
+    named = Counter(_relations(parsed))
     if kind == QUERY and expected is not None and expected.tables is not None:
-        named = Counter(_relations(parsed))
         if named != Counter(expected.tables):
             raise GuardError(
                 "refused: Spark reads other tables in this text than the guard "
@@ -396,6 +396,8 @@ def _check_calls(parsed: list[str], analyzed: list[str], functions: frozenset[st
 
 def _relations(parsed: list[str]) -> list[str]:
     found = []
-    for listed in _RELATION.findall("\n".join(parsed[2:])):
+    for listed, options in _RELATION.findall("\n".join(parsed[2:])):
+        if options.strip():
+            raise GuardError("refused: read options on a table (WITH (…)) can point it at other files")
         found.append(".".join(part.strip().lower() for part in listed.split(",")))
     return found
