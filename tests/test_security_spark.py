@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from astro_tui.config import Settings
 from astro_tui.data.database import Database
-from astro_tui.data.engines.spark import guard, verdict
+from astro_tui.data.engines.spark import guard
 from astro_tui.data.engines.spark.engine import SparkEngine
 from astro_tui.data.errors import GuardError, QueryError, TargetError
 from tests.spark_server import TOKEN, SparkServer

@@ -176,7 +176,8 @@ def _check(sql: str, user_functions: set[str]) -> Expected:
     first = tokens[0].text.upper()
     if first == "SHOW":
         # sqlglot reads SHOW as a command whose rest is one opaque token: the rest is read anew
-        words = [t.text.upper() for t in _tokens(sql[tokens[0].end + 1 :]) if t.token_type != TokenType.STRING]
+        rest = _tokens(sql[tokens[0].end + 1 :])
+        words = [t.text.upper() for t in rest if t.token_type != TokenType.STRING]
         if "CREATE" in words[:2] or "EXTENDED" in words:
             raise GuardError("refused: SHOW CREATE TABLE and SHOW TABLE EXTENDED show storage locations")
         return Expected(SHOW)  # every other SHOW reads the catalog; the verdict lists which

@@ -279,12 +279,12 @@ def judge(explain: str, expected: Expected | None, functions: frozenset[str]) ->
     _check_calls(parsed, analyzed, functions)
     _check_nodes(analyzed)
     named = Counter(_relations(parsed))
-    if kind == QUERY and expected is not None and expected.tables is not None:
-        if named != Counter(expected.tables):
-            raise GuardError(
-                "refused: Spark reads other tables in this text than the guard "
-                f"({', '.join(sorted(named)) or 'none'}); the two parsers disagree about the text"
-            )
+    judged = expected.tables if expected is not None and kind == QUERY else None
+    if judged is not None and named != Counter(judged):
+        raise GuardError(
+            "refused: Spark reads other tables in this text than the guard "
+            f"({', '.join(sorted(named)) or 'none'}); the two parsers disagree about the text"
+        )
     return kind
 
 
