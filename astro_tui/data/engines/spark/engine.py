@@ -258,11 +258,18 @@ class SparkEngine(Engine):
         """Sets `_SESSION`; True when variable substitution is proved off. A setting the guard
         needs that does not stick means astro cannot judge statements here: one line."""
         conf = self.session.conf
-        for key, value in _SESSION.items():
-            with contextlib.suppress(Exception):
-                conf.set(key, value)
+        try:
+            conf._set_all(_SESSION, silent=False)  # one request; the client's own batch call
+        except Exception:
+            for key, value in _SESSION.items():
+                with contextlib.suppress(Exception):
+                    conf.set(key, value)
         read = {}
-        for key in _SESSION:
+        with contextlib.suppress(Exception):
+            listed = conf.getAll  # a property in pyspark 4.1+, a method before
+            listed = listed() if callable(listed) else listed
+            read = {k: str(v).lower() for k, v in listed.items() if k in _SESSION}
+        for key in _SESSION.keys() - read.keys():  # internal settings are not listed
             with contextlib.suppress(Exception):
                 read[key] = str(conf.get(key)).lower()
         for key in _REQUIRED:
