@@ -7,8 +7,10 @@ dataset). Per query, interleaved: the raw Spark Connect client alone (the text
 as a relation, `limit(cap + 1)`, `toArrow`), and astro's `Database.execute`
 (sqlglot's gate, the server's EXPLAIN and the verdict on it, then the same
 fetch, batch by batch). Also timed alone: the first gate (`guard.check`) and
-the verdict's round trip (`engine.judge`). Last, the first gate on the largest
-input it accepts, for time and peak memory in astro's process.
+the verdict's round trip (`engine.judge`). Then 1,000,000 rows × 5 columns with no row
+cap, astro (batches within the byte budget) against the raw `toArrow`. Last,
+the first gate on the largest input it accepts, for time and peak memory in
+astro's process.
 """
 
 from __future__ import annotations
@@ -38,6 +40,14 @@ QUERIES = {
     "SHOW TABLES": "SHOW TABLES IN sales",
 }
 CAP = 100_000
+BIG = "SELECT * FROM bench.big"
+DATASET = [
+    "CREATE DATABASE bench",
+    """CREATE TABLE bench.big USING parquet AS
+       SELECT id, concat('label-', id) AS label, id * 7 AS amount, id / 3.0D AS ratio,
+              timestamp_seconds(1704067200 + id) AS at
+       FROM range(1000000)""",
+]
 
 
 def ms(samples: list[float]) -> float:
@@ -48,7 +58,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=15)
     args = parser.parse_args()
-    with running_server() as server:
+    from tests.spark_server import _DATASET
+
+    with running_server([*_DATASET, *DATASET]) as server:
         raw = server.session()
         with Database.open([server.url], Settings()) as db:
             engine = db.engine
@@ -79,6 +91,21 @@ def main() -> None:
                     f"| {name} | {r:.0f} ms | {a:.0f} ms ({a / r:.2f}×) | {a - r:+.0f} ms "
                     f"| {ms(times['gate']):.2f} ms | {ms(times['verdict']):.0f} ms |"
                 )
+            big_raw, big_astro = [], []
+            raw.sql(BIG).toArrow()
+            db.execute(BIG, row_cap=None, timeout=None)
+            for _ in range(5):
+                t0 = time.perf_counter()
+                assert raw.sql(BIG).toArrow().num_rows == 1_000_000
+                t1 = time.perf_counter()
+                assert db.execute(BIG, row_cap=None, timeout=None).row_count == 1_000_000
+                big_raw.append(t1 - t0)
+                big_astro.append(time.perf_counter() - t1)
+            r, a = ms(big_raw), ms(big_astro)
+            print(
+                f"1,000,000 rows x 5 columns, no row cap, 5 interleaved runs: raw toArrow {r:.0f} ms, "
+                f"astro {a:.0f} ms ({a / r:.2f}x)"
+            )
     largest = "SELECT " + " + ".join(["1"] * 2_490)
     for label, sql in (
         ("4,979 tokens", largest),
