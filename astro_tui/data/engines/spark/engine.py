@@ -54,7 +54,7 @@ import threading
 import time
 import uuid
 import warnings
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 from urllib.parse import urlsplit
@@ -225,7 +225,6 @@ class SparkEngine(Engine):
         )
         self.budget = memory_bytes(settings.memory_limit) or _DEFAULT_BUDGET
         self.key = _make_key(url)
-        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="astro-spark-verdict")
 
     def _probe(self, timeout: float) -> tuple[str, frozenset[str], frozenset[str], bool]:
         """The first requests, with a deadline: the server answers, accepts us, takes astro's
@@ -291,7 +290,6 @@ class SparkEngine(Engine):
         if self._closed:
             return
         self._closed = True
-        self._pool.shutdown(wait=False)
         with contextlib.suppress(Exception):
             self.session.stop()
 
@@ -304,12 +302,12 @@ class SparkEngine(Engine):
         request by the caller's time limit and cancel. EXPLAIN and DESCRIBE QUERY are judged
         by their inner query, which Spark must read as the root their own line prints."""
         guard.lexical.check_text(statement, substitution_off=self.substitution_off)
-        plan = wait(self._pool.submit(self._explain, statement))
+        plan = wait(_in_thread(self._explain, statement))
         kind = verdict.judge(plan, expected, self.functions)
         if kind in (verdict.EXPLAIN, verdict.DESCRIBE_QUERY):
             assert expected is not None and expected.inner is not None
             inner = verdict.Expected(verdict.QUERY, expected.tables)
-            inner_plan = wait(self._pool.submit(self._explain, expected.inner))
+            inner_plan = wait(_in_thread(self._explain, expected.inner))
             verdict.judge(inner_plan, inner, self.functions)
             if kind == verdict.EXPLAIN and verdict.explained_root(plan) != verdict.inner_root(inner_plan):
                 raise GuardError("refused: Spark's EXPLAIN reads another query than the guard")
@@ -488,6 +486,23 @@ def _plain(table: pa.Table) -> pa.Table:
         return table
     schema = pa.schema([f.remove_metadata() for f in table.schema])
     return pa.Table.from_arrays(table.columns, schema=schema)
+
+
+def _in_thread(work: Any, *args: Any) -> Future[Any]:
+    """`work(*args)` on a daemon thread: an analysis the server never answers is abandoned at the
+    time limit, and must not keep astro from exiting (a pool's threads are joined at exit)."""
+    future: Future[Any] = Future()
+
+    def run() -> None:
+        if not future.set_running_or_notify_cancel():
+            return
+        try:
+            future.set_result(work(*args))
+        except BaseException as exc:
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name="astro-spark-verdict", daemon=True).start()
+    return future
 
 
 def _redacted(table: pa.Table) -> pa.Table:
