@@ -1,10 +1,14 @@
 """Spark's read-only promise, tested against the real Spark Connect server with a hostile corpus.
 
-Spark has no read-only mode, so the guard (sqlglot's Spark parser) is the only
-layer: every statement of `tests/data/hostile_spark.json` must be refused
-before anything is sent, and afterwards the databases, tables, their rows and
-every file of the warehouse are exactly as before, and no file the corpus
-aims at exists. Bad targets and bad SQL are one line, never with the token.
+Spark has no read-only mode, so a statement passes two gates, each tested here
+alone on the whole of `tests/data/hostile_spark.json`: sqlglot's reading in
+astro's process (nothing is sent), and Spark's own reading of the text (the
+server explains it; `verdict.py` judges the plans), with the first gate
+bypassed. Afterwards the databases, tables, their rows and every file of the
+warehouse are exactly as before, astro's session on the server holds nothing
+new (views, functions, settings, cache), no file the corpus aims at exists, and
+no refusal shows the server's home, Java home or warehouse path. Bad targets
+and bad SQL are one line, never with the token.
 """
 
 from __future__ import annotations
@@ -22,10 +26,14 @@ from hypothesis import strategies as st
 from astro_tui.config import Settings
 from astro_tui.data.database import Database
 from astro_tui.data.engines.spark import guard
+from astro_tui.data.engines.spark.engine import SparkEngine
 from astro_tui.data.errors import GuardError, QueryError, TargetError
 from tests.spark_server import TOKEN, SparkServer
 
 CORPUS = json.loads((Path(__file__).parent / "data" / "hostile_spark.json").read_text())
+REFUSED = [e for e in CORPUS if not e.get("inert")]
+INERT = [e for e in CORPUS if e.get("inert")]
+"""`${…}` texts: refused where substitution is not proved off, plain text where it is."""
 SECURITY_MD = Path(__file__).parent.parent / "SECURITY.md"
 AIMED_AT = [Path("/tmp/astro-pwned"), Path("/tmp/astro-exfil")]
 
@@ -38,7 +46,7 @@ def spark(spark_server: SparkServer) -> Iterator[Database]:
 
 
 def test_corpus_is_large_and_varied() -> None:
-    assert len(CORPUS) >= 40
+    assert len(CORPUS) >= 200
     kinds = {e["kind"] for e in CORPUS}
     assert {
         "write",
@@ -50,6 +58,12 @@ def test_corpus_is_large_and_varied() -> None:
         "cache",
         "resource",
         "trick",
+        "continuation",
+        "substitution",
+        "analysis",
+        "leak",
+        "unicode",
+        "udf",
     } <= kinds
 
 
@@ -62,7 +76,8 @@ def test_guard_refuses_the_whole_corpus_before_sending_and_nothing_changes(
     sent: list[str] = []
     real_sql = engine.session.sql  # type: ignore[attr-defined]
     monkeypatch.setattr(engine.session, "sql", lambda q, *a, **k: sent.append(q) or real_sql(q, *a, **k))  # type: ignore[attr-defined]
-    for entry in CORPUS:
+    monkeypatch.setattr(engine, "_explain", lambda q: sent.append(q) or "")
+    for entry in REFUSED:
         with pytest.raises(GuardError) as caught:
             spark.execute(entry["sql"])
         message = str(caught.value)
@@ -74,6 +89,25 @@ def test_guard_refuses_the_whole_corpus_before_sending_and_nothing_changes(
     assert spark.execute("SELECT count(*) FROM sales.orders").rows() == [(1500,)]
 
 
+def test_variables_are_plain_text_on_a_session_that_proved_substitution_off(
+    spark: Database, spark_server: SparkServer
+) -> None:
+    engine = spark.engine
+    assert isinstance(engine, SparkEngine) and engine.substitution_off
+    before = spark_server.fingerprint()
+    assert spark.execute(INERT[0]["sql"]).rows() == [("${env:HOME}",)]
+    for entry in INERT:
+        try:
+            shown = repr(spark.execute(entry["sql"]).rows())
+        except QueryError as exc:  # `${env:HOME}` as a column name: no such column
+            shown = str(exc)
+        assert not any(v in shown for v in leaked_values(spark_server)), (entry, shown)
+    assert spark.execute("SELECT 1 -- ${system:line.separator}DROP TABLE sales.orders").rows() == [(1,)]
+    assert spark_server.fingerprint() == before
+    with pytest.raises(GuardError, match="substituted"):
+        guard.check(INERT[0]["sql"])  # where it is not proved off
+
+
 def test_every_corpus_statement_is_refused_alone_by_the_guard() -> None:
     """The guard needs no server: the same refusals on any machine."""
     for entry in CORPUS:
@@ -81,15 +115,94 @@ def test_every_corpus_statement_is_refused_alone_by_the_guard() -> None:
             guard.check(entry["sql"])
 
 
+def leaked_values(server: SparkServer) -> list[str]:
+    """What the outside test read through `${…}` and reflection: the server's paths."""
+    import os
+
+    java_home = os.environ.get("JAVA_HOME") or ""
+    return [v for v in (str(server.warehouse), str(Path.home()), java_home) if len(v) > 3]
+
+
+def session_state(engine: SparkEngine) -> tuple[object, ...]:
+    """What a statement could leave in astro's own session on the server."""
+    session = engine.session
+
+    def rows(sql: str) -> list[tuple[object, ...]]:
+        return [tuple(r) for r in session.sql(sql).collect()]
+
+    return (
+        rows("SHOW VIEWS IN default"),
+        rows("SHOW USER FUNCTIONS"),
+        rows("SHOW CATALOGS"),
+        session.catalog.currentDatabase(),
+        [session.conf.get(k) for k in ("spark.sql.ansi.enabled", "spark.sql.shuffle.partitions")],
+        [session.catalog.isCached(t) for t in ("sales.orders", "sales.customers")],
+    )
+
+
+def test_sparks_own_reading_alone_refuses_the_whole_corpus_and_nothing_changes(
+    spark: Database, spark_server: SparkServer
+) -> None:
+    """The first gate bypassed: each statement goes to the server's analyzer as it is (unless
+    a text rule refuses it first, as it must for what Spark runs while analyzing), and the
+    verdict on Spark's plans refuses it. Analysis itself changes and leaks nothing."""
+    engine = spark.engine
+    assert isinstance(engine, SparkEngine)
+    before, state = spark_server.fingerprint(), session_state(engine)
+    by_text = by_plan = by_spark = 0
+    messages = []
+    for entry in REFUSED:
+        try:
+            guard.lexical.check_text(entry["sql"], substitution_off=engine.substitution_off)
+        except GuardError as exc:
+            by_text += 1
+            messages.append(str(exc))
+            continue
+        try:
+            engine.judge(entry["sql"], None, lambda f: f.result(timeout=120))
+        except GuardError as exc:
+            by_plan += 1
+            messages.append(str(exc))
+        except QueryError as exc:  # Spark itself could not read or resolve it
+            by_spark += 1
+            messages.append(str(exc))
+        else:
+            pytest.fail(f"Spark's reading passed {entry}")
+    assert by_text + by_plan + by_spark == len(REFUSED)
+    assert by_plan > 50, (by_text, by_plan, by_spark)
+    assert spark_server.fingerprint() == before
+    assert session_state(engine) == state
+    assert not any(p.exists() for p in AIMED_AT)
+    leaked = [m for m in messages for v in leaked_values(spark_server) if v in m]
+    assert leaked == []
+    FIGURES["server"] = (by_text, by_plan, by_spark)
+
+
+FIGURES: dict[str, tuple[int, ...]] = {}
+
+
 def test_user_defined_functions_the_server_lists_are_refused(spark_server: SparkServer) -> None:
     spark_server.sql("CREATE FUNCTION default.plus_one(x INT) RETURNS INT RETURN x + 1")
+    spark_server.sql("CREATE VIEW default.v_reflect AS SELECT reflect('java.lang.String', 'valueOf', 1) AS r")
+    spark_server.sql("CREATE VIEW default.v_udf AS SELECT plus_one(1) AS r")
     try:
         with Database.open([spark_server.url], Settings()) as db:
             with pytest.raises(GuardError, match="user-defined function"):
                 db.execute("SELECT plus_one(1)")
             with pytest.raises(GuardError, match="defined in the catalog"):
                 db.execute("SELECT default.plus_one(1)")
+            engine = db.engine
+            assert isinstance(engine, SparkEngine)
+            with pytest.raises(GuardError, match="not one of Spark's built-in functions"):
+                engine.judge("SELECT plus_one(1)", None, lambda f: f.result(timeout=120))
+            # a view's body is judged too: the guard no longer trusts a view's name
+            with pytest.raises(GuardError, match="reflect"):
+                db.execute("SELECT * FROM default.v_reflect")
+            with pytest.raises(GuardError, match="function from the catalog"):
+                db.execute("SELECT * FROM default.v_udf")
     finally:
+        spark_server.sql("DROP VIEW default.v_reflect")
+        spark_server.sql("DROP VIEW default.v_udf")
         spark_server.sql("DROP FUNCTION default.plus_one")
 
 
@@ -183,12 +296,21 @@ def test_query_errors_are_one_line_with_sparks_hints(spark: Database) -> None:
 # SECURITY.md ------------------------------------------------------------------------------------------
 
 
-def test_security_md_spark_figures_match_the_suite(spark_server: SparkServer) -> None:
-    n = len(CORPUS)
+def test_security_md_spark_figures_match_the_suite(spark: Database, spark_server: SparkServer) -> None:
+    n, r = len(CORPUS), len(REFUSED)
+    if "server" not in FIGURES:
+        test_sparks_own_reading_alone_refuses_the_whole_corpus_and_nothing_changes(spark, spark_server)
+    by_text, by_plan, by_spark = FIGURES["server"]
     expected = {
         "Hostile Spark statements in the corpus": str(n),
-        "Refused by the guard (sqlglot's Spark parser) before anything is sent": f"{n} / {n}",
-        "Changes to databases, tables, rows and warehouse files": "0",
+        "`${…}` texts among them, run as plain text (substitution proved off)": str(n - r),
+        "Refused by the first gate (sqlglot, in astro's process) before anything is sent": f"{r} / {r}",
+        "Refused by Spark's own reading alone (first gate bypassed)": f"{r} / {r}",
+        "… of which by the text rules, before the server sees the text": str(by_text),
+        "… of which by the verdict on Spark's plans": str(by_plan),
+        "… of which by Spark itself (cannot read or resolve it)": str(by_spark),
+        "Changes to databases, tables, rows, warehouse files and astro's session": "0",
+        "Server paths (home, Java home, warehouse) in any refusal": "0",
         "Bad targets tested, each one line without the token": str(len(bad_targets(spark_server))),
     }
     text = SECURITY_MD.read_text(encoding="utf-8")

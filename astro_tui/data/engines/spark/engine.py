@@ -7,8 +7,16 @@ parameters work as in any Spark Connect tool: `sc://host:15002/;token=…;
 use_ssl=true;user_id=…`. The label shown everywhere has the token redacted.
 
 Spark has no read-only mode: `spark.sql("DROP …")` runs on the server at once.
-So `check` (sqlglot's Spark parser, `guard.py`) is the only layer, and it runs
-before a byte is sent; a read-only principal is still the right deployment.
+So every statement passes two gates before it runs: `check` (sqlglot's reading
+in astro's process, `guard.py`), then, inside `run` and under its time limit,
+Spark's own reading of the same text: the server explains it (an AnalyzePlan
+request, which parses and analyzes without executing) and `verdict.py` walks
+the plans with allowlists. The statement then runs as a relation of the plan,
+never as the `SqlCommand` that executes a command at once. The session is set
+up first so that analysis is all it is and both parsers read one text: no
+variable substitution, no SQL scripting (which Spark runs while analyzing), no
+file reads by format name, plans printed in full (`_SESSION`, each read back).
+A read-only principal is still the right deployment.
 
 Limits act on the server:
 - the row cap is a LIMIT of cap + 1 on the plan (`df.limit`), so the cluster
@@ -25,7 +33,9 @@ Limits act on the server:
   4.x). A later stage's launch can still meet an interrupt this way; the wait
   covers the first. A query stopped meanwhile is reported stopped even if it
   finished. BENCHMARKS.md has the measurement.
-Results arrive as Arrow batches (`DataFrame.toArrow`).
+Results arrive as Arrow batches, read one by one within a byte budget (the
+memory limit) and the time limit; past the budget the operation is interrupted
+and the query refused with one line.
 
 The client retries an unreachable server for minutes by default; the engine
 keeps that short, and the first request has its own deadline, so a wrong host
@@ -44,7 +54,7 @@ import threading
 import time
 import uuid
 import warnings
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 from urllib.parse import urlsplit
@@ -55,9 +65,10 @@ from astro_tui.config import Settings
 from astro_tui.data.cancel import CancelToken
 from astro_tui.data.catalog_model import Catalog
 from astro_tui.data.engines.base import Dialect, Engine
-from astro_tui.data.engines.spark import catalog, guard
+from astro_tui.data.engines.duckdb.pool import memory_bytes
+from astro_tui.data.engines.spark import catalog, guard, remote, verdict
 from astro_tui.data.engines.spark.errors import is_connection_error, message
-from astro_tui.data.errors import QueryCancelled, QueryError, QueryTimeout, TargetError
+from astro_tui.data.errors import GuardError, QueryCancelled, QueryError, QueryTimeout, TargetError
 from astro_tui.data.results import QueryResult
 from astro_tui.data.urls import redact_url
 from astro_tui.data.watchdog import WATCHDOG, Deadline
@@ -83,6 +94,24 @@ _INTERRUPT_EVERY_S = 0.1
 _INTERRUPT_ATTEMPTS = 50
 _SETTLE_S = 1.0
 _QUIET_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger", "pyspark", "py4j")
+_WAIT_SLICE_S = 0.05
+_DEFAULT_BUDGET = 4 << 30
+
+_SESSION = {
+    "spark.sql.variable.substitute": "false",
+    "spark.sql.scripting.enabled": "false",
+    "spark.sql.runSQLOnFiles": "false",
+    "spark.sql.debug.maxToStringFields": "1000000",
+    "spark.sql.maxPlanStringLength": "2147483632",
+    "spark.sql.ansi.doubleQuotedIdentifiers": "false",
+    "spark.sql.parser.escapedStringLiterals": "false",
+    "spark.sql.parser.quotedRegexColumnNames": "false",
+}
+"""astro's session on the server: substitution off (`${env:HOME}` is text), SQL scripting off
+(Spark runs a `BEGIN … END` block while it analyzes it), no file reads by format name
+(`csv.`/path``), plans printed whole, and strings, quotes and identifiers read as sqlglot reads them."""
+_REQUIRED = ("spark.sql.scripting.enabled", "spark.sql.runSQLOnFiles", "spark.sql.debug.maxToStringFields")
+_LOCATION = re.compile(r"(Location: \w+)(\(\d+ paths?\))?\[[^\]\n]*\]")
 
 
 def _client() -> tuple[Any, Any]:
@@ -102,6 +131,10 @@ def _client() -> tuple[Any, Any]:
 
 class _Stopped(Exception):
     """Stopped before the query's operation was sent; reported as the time limit or the cancel."""
+
+
+class _OverBudget(Exception):
+    """The result passed the byte budget; the operation is interrupted."""
 
 
 class _Running:
@@ -186,16 +219,24 @@ class SparkEngine(Engine):
             self.session.client.set_retry_policies(
                 [policy(max_retries=3, initial_backoff=100, max_backoff=1000, backoff_multiplier=2.0)]
             )
-        self.version, self.user_functions = self._probe(settings.connect_timeout_s)
+        remote.no_chunking(self.session)
+        self.version, self.user_functions, self.functions, self.substitution_off = self._probe(
+            settings.connect_timeout_s
+        )
+        self.budget = memory_bytes(settings.memory_limit) or _DEFAULT_BUDGET
         self.key = _make_key(url)
 
-    def _probe(self, timeout: float) -> tuple[str, frozenset[str]]:
-        """The first requests, with a deadline: the server answers, accepts us, and names its UDFs."""
+    def _probe(self, timeout: float) -> tuple[str, frozenset[str], frozenset[str], bool]:
+        """The first requests, with a deadline: the server answers, accepts us, takes astro's
+        session settings (read back), and names its built-in and user functions."""
 
-        def ask() -> tuple[str, frozenset[str]]:
+        def ask() -> tuple[str, frozenset[str], frozenset[str], bool]:
             version = str(self.session.version)
+            substitution_off = self._configure()
+            listed = self.session.sql("SHOW SYSTEM FUNCTIONS").toArrow().column(0).to_pylist()
             rows = self.session.sql("SHOW USER FUNCTIONS").toArrow().column(0).to_pylist()
-            return version, frozenset(str(r).rsplit(".", 1)[-1].lower() for r in rows if r)
+            users = frozenset(str(r).rsplit(".", 1)[-1].lower() for r in rows if r)
+            return version, users, frozenset(str(f).lower() for f in listed if f), substitution_off
 
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="astro-spark-connect")
         try:
@@ -203,11 +244,43 @@ class SparkEngine(Engine):
         except FutureTimeout:
             self._stop_session()
             raise TargetError(f"{self.label}: the server did not answer within {timeout:g} s") from None
+        except TargetError:
+            self._stop_session()
+            raise
         except Exception as exc:
             self._stop_session()
             raise TargetError(f"{self.label}: {message(exc)}") from None
         finally:
             pool.shutdown(wait=False)
+
+    def _configure(self) -> bool:
+        """Sets `_SESSION`; True when variable substitution is proved off. A setting the guard
+        needs that does not stick means astro cannot judge statements here: one line."""
+        conf = self.session.conf
+        try:
+            conf._set_all(_SESSION, silent=False)  # one request; the client's own batch call
+        except Exception:
+            for key, value in _SESSION.items():
+                with contextlib.suppress(Exception):
+                    conf.set(key, value)
+        read = {}
+        with contextlib.suppress(Exception):
+            listed = conf.getAll  # a property in pyspark 4.1+, a method before
+            listed = listed() if callable(listed) else listed
+            read = {k: str(v).lower() for k, v in listed.items() if k in _SESSION}
+        for key in _SESSION.keys() - read.keys():  # internal settings are not listed
+            with contextlib.suppress(Exception):
+                read[key] = str(conf.get(key)).lower()
+        for key in _REQUIRED:
+            if key == "spark.sql.scripting.enabled" and key not in read:
+                continue  # a Spark without SQL scripting has nothing to turn off
+            if read.get(key) != _SESSION[key]:
+                raise TargetError(
+                    f"{self.label}: the server does not take {key}={_SESSION[key]}, "
+                    "which astro's guard needs on Spark"
+                )
+        plan = remote.explain(remote.relation(self.session, "SELECT '${spark.app.name}' AS probe"))
+        return read.get("spark.sql.variable.substitute") == "false" and "${spark.app.name}" in plan
 
     def _stop_session(self) -> None:
         with contextlib.suppress(Exception):
@@ -221,7 +294,33 @@ class SparkEngine(Engine):
             self.session.stop()
 
     def check(self, sql: str) -> str:
-        return guard.check(sql, self.user_functions)
+        """The first gate, in astro's process; `run` asks the server's reading before running."""
+        return guard.check(sql, self.user_functions, substitution_off=self.substitution_off)
+
+    def judge(self, statement: str, expected: verdict.Expected | None, wait: Any) -> str:
+        """Spark's reading of `statement`, judged (`verdict.py`); `wait(future)` bounds the
+        request by the caller's time limit and cancel. EXPLAIN and DESCRIBE QUERY are judged
+        by their inner query, which Spark must read as the root their own line prints."""
+        guard.lexical.check_text(statement, substitution_off=self.substitution_off)
+        plan = wait(_in_thread(self._explain, statement))
+        kind = verdict.judge(plan, expected, self.functions)
+        if kind in (verdict.EXPLAIN, verdict.DESCRIBE_QUERY):
+            assert expected is not None and expected.inner is not None
+            inner = verdict.Expected(verdict.QUERY, expected.tables)
+            inner_plan = wait(_in_thread(self._explain, expected.inner))
+            verdict.judge(inner_plan, inner, self.functions)
+            if kind == verdict.EXPLAIN and verdict.explained_root(plan) != verdict.inner_root(inner_plan):
+                raise GuardError("refused: Spark's EXPLAIN reads another query than the guard")
+        return kind
+
+    def _explain(self, statement: str) -> str:
+        frame = remote.relation(self.session, statement).limit(verdict.WRAPPER)
+        try:
+            return remote.explain(frame)
+        except Exception as exc:
+            if is_connection_error(exc):
+                raise QueryError(f"the server connection was lost: {message(exc)}") from None
+            raise QueryError(message(exc)) from None
 
     def run(
         self,
@@ -230,6 +329,18 @@ class SparkEngine(Engine):
         cap: int | None,
         timeout: float | None,
         cancel: CancelToken | None,
+    ) -> QueryResult:
+        """Spark's reading judged, then the statement run, both within the time limit and cancel."""
+        return self._run(statement, cap=cap, timeout=timeout, cancel=cancel, judged=True)
+
+    def _run(
+        self,
+        statement: str,
+        *,
+        cap: int | None,
+        timeout: float | None,
+        cancel: CancelToken | None,
+        judged: bool,
     ) -> QueryResult:
         if self._closed:
             raise QueryError("the database connection is closed")
@@ -241,15 +352,36 @@ class SparkEngine(Engine):
             timed_out.set()
             running.stop()
 
+        def wait(future: Any) -> Any:
+            while True:
+                if running.stopped:
+                    future.cancel()
+                    raise _Stopped
+                try:
+                    return future.result(timeout=_WAIT_SLICE_S)
+                except FutureTimeout:
+                    continue
+
         started = time.perf_counter()
         timer = WATCHDOG.schedule(timeout, on_timeout) if timeout else None
         self.session.addTag(tag)
         try:
             if cancel is not None:
                 cancel.attach(running)
+            kind = verdict.QUERY
+            if judged:
+                expected = guard.inspect(statement, frozenset(self.user_functions), self.substitution_off)
+                kind = self.judge(statement, expected, wait)
             if running.stopped:
                 raise _Stopped
-            table, truncated = self._fetch(statement, cap, running)
+            table, truncated = self._fetch(statement, cap, running, redact=kind == verdict.EXPLAIN)
+        except (GuardError, _OverBudget) as exc:
+            if isinstance(exc, _OverBudget):
+                running.stop()
+                raise QueryError(
+                    f"query stopped: its result passed the {self.settings.memory_limit} memory limit"
+                ) from None
+            raise
         except Exception as exc:
             if timed_out.is_set():
                 raise QueryTimeout(
@@ -257,6 +389,8 @@ class SparkEngine(Engine):
                 ) from None
             if running.stopped:
                 raise QueryCancelled("query cancelled") from None
+            if isinstance(exc, QueryError):
+                raise
             if is_connection_error(exc):
                 raise QueryError(f"the server connection was lost: {message(exc)}") from None
             raise QueryError(message(exc)) from None
@@ -275,8 +409,11 @@ class SparkEngine(Engine):
         elapsed = (time.perf_counter() - started) * 1000
         return QueryResult(statement, table, truncated, elapsed, cap)
 
-    def _fetch(self, statement: str, cap: int | None, running: _Running) -> tuple[pa.Table, bool]:
-        """At most cap + 1 rows, limited on the plan: the probe row is how truncation is known.
+    def _fetch(
+        self, statement: str, cap: int | None, running: _Running, *, redact: bool
+    ) -> tuple[pa.Table, bool]:
+        """At most cap + 1 rows, limited on the plan: the probe row is how truncation is known;
+        at most `budget` bytes of Arrow, read batch by batch.
 
         The LIMIT costs something when the result is large: Spark runs a root LIMIT
         through one partition (a shuffle and a single-threaded Arrow conversion). Reading
@@ -284,13 +421,35 @@ class SparkEngine(Engine):
         computes and buffers ahead of the reader, and a runaway query filled the driver's
         memory (BENCHMARKS.md has the figures).
         """
-        frame = self.session.sql(statement)
+        frame = remote.relation(self.session, statement)
         if cap is not None:
             frame = frame.limit(int(cap) + 1)
         running.fetching()  # before the check: a stop after it waits for the settle clock
         if running.stopped:
             raise _Stopped
-        table = _plain(frame.toArrow())
+        schema: pa.Schema | None = None
+        parts: list[pa.Table] = []
+        size = 0
+        stream = remote.batches(frame)
+        try:
+            for item in stream:
+                if isinstance(item, pa.Schema):
+                    schema = item
+                    continue
+                size += item.nbytes
+                if size > self.budget:
+                    raise _OverBudget
+                parts.append(item)
+                if running.stopped:
+                    raise _Stopped
+        finally:
+            stream.close()
+        if schema is None:
+            schema = remote.arrow_schema(frame) if not parts else parts[0].schema
+        table = pa.concat_tables(parts).cast(schema) if parts else schema.empty_table()
+        table = _plain(table)
+        if redact:
+            table = _redacted(table)
         if cap is not None and table.num_rows > cap:
             return table.slice(0, cap), True
         return table, False
@@ -300,7 +459,8 @@ class SparkEngine(Engine):
 
     def rows(self, sql: str) -> list[tuple[Any, ...]]:
         """Trusted metadata statements of our own (never model or user SQL), with a generous limit."""
-        result = self.run(sql, cap=None, timeout=max(self.settings.query_timeout_s, 120.0), cancel=None)
+        limit = max(self.settings.query_timeout_s, 120.0)
+        result = self._run(sql, cap=None, timeout=limit, cancel=None, judged=False)
         return result.rows()
 
     def columns_of(self, tables: list[str]) -> list[Any]:
@@ -326,6 +486,35 @@ def _plain(table: pa.Table) -> pa.Table:
         return table
     schema = pa.schema([f.remove_metadata() for f in table.schema])
     return pa.Table.from_arrays(table.columns, schema=schema)
+
+
+def _in_thread(work: Any, *args: Any) -> Future[Any]:
+    """`work(*args)` on a daemon thread: an analysis the server never answers is abandoned at the
+    time limit, and must not keep astro from exiting (a pool's threads are joined at exit)."""
+    future: Future[Any] = Future()
+
+    def run() -> None:
+        if not future.set_running_or_notify_cancel():
+            return
+        try:
+            future.set_result(work(*args))
+        except BaseException as exc:
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name="astro-spark-verdict", daemon=True).start()
+    return future
+
+
+def _redacted(table: pa.Table) -> pa.Table:
+    """EXPLAIN's plan text without the file lists of its scans (`Location: InMemoryFileIndex(1 paths)[…]`):
+    storage paths are the deployment's, not the data's."""
+    columns = [
+        pa.array([None if v is None else _LOCATION.sub(r"\1\2[…]", v) for v in column.to_pylist()])
+        if pa.types.is_string(column.type)
+        else column
+        for column in table.columns
+    ]
+    return pa.Table.from_arrays(columns, schema=table.schema)
 
 
 def _make_key(url: str) -> str:
