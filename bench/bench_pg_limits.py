@@ -1,21 +1,25 @@
-"""PostgreSQL results under astro's limits (issue 21): how long `astro sql` ran and how much memory it
-took for results far larger than the memory limit, measured from outside the process.
+"""PostgreSQL results under astro's limits (issue 21): how long a statement ran and how much memory
+astro took for results far larger than the memory limit, measured from outside the process.
 
-    uv run python bench/bench_pg_limits.py [--timeout 5] [--memory 4GB] [--runs 3]
+    uv run python bench/bench_pg_limits.py [--timeout 5] [--memory 4GB] [--runs 3] [--only TEXT]
 
-Starts a private server (`tests/pg_server.py`). Each case runs the real CLI as a child process
-(`astro sql … --timeout T`, the memory limit from a config file) and reads the child's peak
-resident memory from the kernel (`wait4`'s rusage, so nothing inside astro measures itself), next
-to `SELECT 1` run the same way: the figure is the peak above that baseline, and the wall time
-above its wall time (the start-up both pay). Runs are interleaved with the baseline.
+Starts a private server (`tests/pg_server.py`) with its hostile database. Each case runs:
+- the real CLI as a child process (`astro sql … --timeout T`, the memory limit from a config
+  file), its peak resident memory read from the kernel (`wait4`, `tests/measure.py`), next to
+  `SELECT 1` run the same way: the figures are the peak and the wall time above that baseline
+  (start-up, connecting, printing and exit included);
+- `Database.execute` in this process, timed: the statement's own duration against the limit.
+Runs are interleaved with the baseline. Last, the guard's own parse at its size cap (20,000
+tokens, the densest statement: `SELECT 1,1,…`), in a child process, timed and measured.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -23,38 +27,35 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from astro_tui.config import Settings
+from astro_tui.data.database import Database
+from astro_tui.data.errors import DataError
 from astro_tui.data.memory_limit import memory_bytes
-from tests.pg_server import running_server
+from tests.measure import Measured, run_measured
+from tests.pg_server import hostile_database, running_server
 
-WIDE = """
-CREATE TABLE public.wide (id int, body text);
-ALTER TABLE public.wide ALTER COLUMN body SET STORAGE EXTENDED;
-INSERT INTO public.wide SELECT 1, repeat('x', 200000000);
-"""
 CASES = {
     "repeat('x', 1e8) × 10 rows (1 GB)": "SELECT repeat('x', 100000000) FROM generate_series(1, 10)",
     "repeat('x', 1e6) × 3,000 rows (3 GB)": "SELECT repeat('x', 1000000) AS x FROM generate_series(1, 3000)",
-    "a stored 200 MB value, 2 MB on disk": "SELECT * FROM public.wide",
+    "a stored 200 MB value, 2 MB on disk": "SELECT * FROM trojan.wide",
 }
+PARSE_AT_THE_CAP = (
+    "import time; from astro_tui.data.engines.postgres import guard; "
+    "sql = 'SELECT ' + '1,' * 9995 + '1'; t = time.perf_counter(); guard.inspect(sql); "
+    "print(len(sql), time.perf_counter() - t)"
+)
 
 
-def run_cli(url: str, sql: str, timeout: float, config_dir: Path) -> tuple[float, float, int, str]:
-    """Wall seconds, peak RSS in MiB, exit code and the last stderr line of one `astro sql`."""
-    env = {**os.environ, "ASTRO_CONFIG_DIR": str(config_dir)}
+def cli(url: str, sql: str, timeout: float, config_dir: Path) -> Measured:
+    argv = [sys.executable, "-m", "astro_tui.cli", "sql", sql, url, "--timeout", str(timeout)]
+    return run_measured(argv, {**os.environ, "ASTRO_CONFIG_DIR": str(config_dir)})
+
+
+def in_process(db: Database, sql: str) -> float:
     started = time.perf_counter()
-    child = subprocess.Popen(
-        [sys.executable, "-m", "astro_tui.cli", "sql", sql, url, "--timeout", str(timeout)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env=env,
-    )
-    assert child.stderr is not None
-    err = child.stderr.read().decode("utf-8", "replace")
-    _, status, usage = os.wait4(child.pid, 0)
-    child.returncode = os.waitstatus_to_exitcode(status)
-    elapsed = time.perf_counter() - started
-    last = err.strip().splitlines()[-1] if err.strip() else ""
-    return elapsed, usage.ru_maxrss / 1024, child.returncode, last
+    with contextlib.suppress(DataError):
+        db.execute(sql)
+    return time.perf_counter() - started
 
 
 def main() -> None:
@@ -67,26 +68,40 @@ def main() -> None:
     limit_mib = (memory_bytes(args.memory) or 0) / 2**20
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
     print(f"time limit {args.timeout:g} s, memory limit {args.memory} ({limit_mib:,.0f} MiB)")
+    settings = dataclasses.replace(Settings(), memory_limit=args.memory, query_timeout_s=args.timeout)
     with running_server() as server, tempfile.TemporaryDirectory() as tmp:
-        server.psql(WIDE, user="owner")
+        url = server.url(db=hostile_database(server))
         config_dir = Path(tmp)
         (config_dir / "config.toml").write_text(f'memory_limit = "{args.memory}"\n')
-        url = server.url()
-        for name, sql in CASES.items():
-            if args.only and args.only not in name:
-                continue
-            walls, peaks, outcome = [], [], ""
-            for _ in range(args.runs):
-                base_wall, base_peak, _, _ = run_cli(url, "SELECT 1", args.timeout, config_dir)
-                wall, peak, code, last = run_cli(url, sql, args.timeout, config_dir)
-                walls.append(wall - base_wall)
-                peaks.append(peak - base_peak)
-                outcome = f"exit {code}: {last[:110]}"
-            print(
-                f"{name:40} +{statistics.median(walls):5.2f} s (max +{max(walls):.2f})  "
-                f"peak +{statistics.median(peaks):6.0f} MiB (max +{max(peaks):.0f}, "
-                f"{max(peaks) / limit_mib:.0%} of the limit)  {outcome}"
-            )
+        with Database.open([url], settings) as db:
+            for name, sql in CASES.items():
+                if args.only and args.only not in name:
+                    continue
+                walls, peaks, own, outcome = [], [], [], ""
+                for _ in range(args.runs):
+                    base = cli(url, "SELECT 1", args.timeout, config_dir)
+                    run = cli(url, sql, args.timeout, config_dir)
+                    own.append(in_process(db, sql))
+                    walls.append(run.elapsed_s - base.elapsed_s)
+                    peaks.append((run.peak_bytes - base.peak_bytes) / 2**20)
+                    last = run.stderr.strip().splitlines()[-1] if run.stderr.strip() else ""
+                    outcome = f"exit {run.returncode}: {last[:100]}"
+                print(
+                    f"{name:38} statement {statistics.median(own):5.2f} s (max {max(own):.2f})  "
+                    f"CLI +{statistics.median(walls):5.2f} s (max +{max(walls):.2f})  "
+                    f"peak +{statistics.median(peaks):5.0f} MiB (max +{max(peaks):.0f}, "
+                    f"{max(peaks) / limit_mib:.0%} of the limit)  {outcome}"
+                )
+        parse = run_measured([sys.executable, "-c", PARSE_AT_THE_CAP], dict(os.environ))
+        size, seconds = parse.stdout.split()
+        empty = run_measured(
+            [sys.executable, "-c", "import astro_tui.data.engines.postgres.guard"], dict(os.environ)
+        )
+        print(
+            f"the guard's parse at its cap (20,000 tokens, {int(size):,} characters): "
+            f"{float(seconds):.2f} s, "
+            f"peak +{(parse.peak_bytes - empty.peak_bytes) / 2**20:.0f} MiB over importing the guard"
+        )
 
 
 if __name__ == "__main__":

@@ -356,7 +356,7 @@ class PostgresEngine(Engine):
                 timer.cancel()
             if cancel is not None:
                 cancel.detach(running)
-            broken = broken or self._end(session, reset=not trusted)
+            broken = broken or self._end(session, reset=not trusted)  # a broken one is closed, not drained
             self._release(session, broken=broken)
         elapsed = (time.perf_counter() - started) * 1000
         return QueryResult(statement, table, truncated, elapsed, cap)
@@ -438,8 +438,6 @@ def _fetch(
         try:
             batches = fetch.read(reader, limits)
         except QueryError as exc:
-            with contextlib.suppress(Exception):
-                session.cancel()
             raise _Stopped(exc) from None
         table = pa.Table.from_batches(batches, schema=reader.schema)
     finally:

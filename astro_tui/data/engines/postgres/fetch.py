@@ -10,14 +10,18 @@ a 30 s limit and took 1.9 GB, mostly after the server had finished. So:
   the statement fails with one line naming the limit. The driver hands a batch
   every 16 MB or so, so the overshoot is one batch.
 - **One row, on the server.** The driver reads a whole row before it can count
-  it (libpq buffers the message, the driver copies it), so one huge row could
-  pass any budget counted here. The query is therefore wrapped so the server
-  measures each row before sending it — `octet_length` of every column that can
-  be long (the raw length, compressed or not, without decompressing text) — and
-  fails a row over an eighth of the memory limit (256 MiB at most) with an
-  error astro recognises. Its column list comes from describing the statement
-  first (a prepare, which runs nothing).
+  it (libpq buffers the message, the driver copies it), and the server does not
+  act on a cancel while it is sending one, so one huge row could pass any
+  budget counted here and any deadline. The query is therefore wrapped so the
+  server measures each row before sending it — `octet_length` of every column
+  that can be long (the raw length, compressed or not, without decompressing
+  text) — and fails a row over an eighth of the memory limit, 64 MiB at most
+  (a fraction of a second to read), with an error astro recognises. Its column
+  list comes from describing the statement first (a prepare, which runs nothing).
 - **Time, between batches.** Past the deadline the read stops there too.
+
+A read stopped by astro drops its connection rather than draining the rest or
+waiting for a cancel; the server ends the statement when its next send fails.
 
 The row cap is the same wrapper's `LIMIT cap + 1`.
 """
@@ -35,7 +39,7 @@ from astro_tui.data.errors import QueryError, QueryTimeout
 from astro_tui.data.memory_limit import memory_bytes
 
 _DEFAULT_LIMIT = 4 * 10**9
-_ROW_CEILING = 256 * 2**20
+_ROW_CEILING = 64 * 2**20
 _DECIMAL_BYTES = 16
 """What `arrow.normalize` adds per numeric value when it turns the text into a decimal."""
 _TOO_WIDE = "astro-row-too-wide:"
@@ -84,7 +88,10 @@ def wrapped(statement: str, schema: pa.Schema | None, cap: int | None, row_bytes
         f"CASE WHEN {total} > {int(row_bytes)} "
         f"THEN ('{_TOO_WIDE}' || ({total})::pg_catalog.text)::pg_catalog.int4 END"
     )
-    return f"SELECT *, {check} AS astro_row_check FROM (\n{statement}\n) AS astro_capped({columns}){limit}"
+    # OFFSET 0 keeps the statement a subquery of its own: pulled up, its constants would be folded
+    # into the check and copied whole at planning (seconds for one 100 MB literal)
+    inner = f"SELECT * FROM (\n{statement}\n) AS astro_statement OFFSET 0"
+    return f"SELECT *, {check} AS astro_row_check FROM ({inner}) AS astro_capped({columns}){limit}"
 
 
 def restore(table: pa.Table, schema: pa.Schema | None, checked: bool) -> pa.Table:
@@ -102,7 +109,7 @@ def measured(schema: pa.Schema | None) -> bool:
 
 def read(batches: Iterable[pa.RecordBatch], limits: Limits) -> list[pa.RecordBatch]:
     """The batches, as long as they fit the result budget and the deadline; else the error saying
-    which limit stopped them (the caller cancels the statement on the server)."""
+    which limit stopped them (the caller drops the connection)."""
     kept: list[pa.RecordBatch] = []
     used = rows = 0
     numeric: int | None = None

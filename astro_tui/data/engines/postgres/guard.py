@@ -21,9 +21,9 @@ every name that can make the server call something is collected for
   minus references to a CTE in scope, so `WITH pg_settings AS (…)` is the CTE;
 - TABLESAMPLE methods (functions, too).
 
-Before any of it: input over 100,000 characters or nested deeper than 200
-brackets is refused, which bounds the parse (at the cap, ≈0.5 s and ≈70 MB)
-before the time and memory limits of the statement apply. A name known to
+Before any of it: input over 100,000 characters, 20,000 words and symbols, or
+nested deeper than 200 brackets is refused, which bounds the parse before the
+time and memory limits of the statement apply (BENCHMARKS.md has its cost at the cap). A name known to
 have side effects is refused here already, without asking the server.
 
 The engine keeps `standard_conforming_strings` on, the only setting under which
@@ -33,6 +33,7 @@ libpg_query's reading of backslashes in literals is the server's.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,6 +46,10 @@ from astro_tui.data.input_limits import check_input, too_deep
 
 MAX_SQL_CHARS = 100_000
 """PostgreSQL's own cap, below the shared one: pglast's JSON tree costs ≈45 bytes per character."""
+MAX_TOKENS = 20_000
+"""The parse's cost follows the tree's nodes, about one per token: counted (over, never under:
+every punctuation mark is one) before pglast sees the text."""
+_TOKEN = re.compile(r"\w+|[^\w\s]")
 
 _READ_ONLY_KINDS = {"SelectStmt", "ExplainStmt", "VariableShowStmt"}
 _WRITING_NODES = {
@@ -163,6 +168,9 @@ def _parse(sql: str) -> dict[str, Any]:
     if len(sql) > MAX_SQL_CHARS:
         raise GuardError(f"refused: the SQL is longer than {MAX_SQL_CHARS:,} characters")
     check_input(sql)
+    for count, _ in enumerate(_TOKEN.finditer(sql), start=1):
+        if count > MAX_TOKENS:
+            raise GuardError(f"refused: the SQL has more than {MAX_TOKENS:,} words and symbols")
     try:
         return dict(json.loads(pg_parser.parse_sql_json(sql)))
     except RecursionError:

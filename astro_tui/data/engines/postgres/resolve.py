@@ -10,16 +10,25 @@ over `pg_catalog.length(text)`) is refused with it rather than hidden behind it.
 
 The first query finds the candidates. When any of them is the database's own
 and can run something (a view, a table with row security, an operator, a
-type, a function), a second, recursive query follows what runs, using the
-dependencies the server itself recorded when the objects were created
-(`pg_depend`: the OIDs resolved then, not names):
+type, a function), a second, recursive query follows what runs. It reads the
+expressions the server stored when the objects were created, already resolved
+to OIDs (the `pg_node_tree` of a view's rule, a policy, a domain's CHECK, a
+`BEGIN ATOMIC` body, a function's argument defaults), and takes every function,
+operator, relation and type OID they name (`:funcid 1234`, `:opno 96`,
+`:relid 16390`…) — not `pg_depend`, which leaves out built-in objects, so a
+view calling `pg_advisory_lock` records no dependency at all:
 
-- a view runs its query (its `_RETURN` rule's dependencies);
-- a table with row security runs its policies' expressions;
+- a view runs its query; a table with row security runs its policies;
 - an operator runs its function (and its estimators, at planning);
 - a domain runs its CHECK constraints; a cast to a type, its cast function;
 - an aggregate runs its support functions; a `BEGIN ATOMIC` SQL function, its body;
+  a function's argument defaults are expressions inserted into the call;
 - a composite or array type reaches its fields' and elements' types.
+
+A stored tree is the server's own serialisation: a name in it has its spaces
+escaped (an alias `:funcid 2` is written `:funcid\\ 2`) and a constant is
+written as bytes, so data never reads as a field; a false match could only add
+a candidate, never hide one.
 
 Implicit and assignment casts whose function is not built-in are judged for
 every statement: such a cast needs no syntax to run.
@@ -97,28 +106,45 @@ SELECT 't', NULL, NULL, NULL, NULL, NULL, false, NULL, NULL, t.oid::int8, true F
   WHERE t.oid >= {FIRST_NORMAL_OID}
 """
 
+_PROC_FIELDS = "funcid|opfuncid|hashfuncid|negfuncid|aggfnoid|winfnoid|tsmhandler"
+_OPERATOR_FIELDS = "opno|eqop|sortop"
 _REACHED = f"""
 WITH RECURSIVE closure(classid, objid) AS (
   SELECT * FROM (VALUES {{seeds}}) AS s(classid, objid)
   UNION
   SELECT e.classid, e.objid FROM closure c CROSS JOIN LATERAL (
-    SELECT d.refclassid AS classid, d.refobjid AS objid FROM pg_catalog.pg_depend d
-      WHERE d.classid = c.classid AND d.objid = c.objid
-        AND d.refclassid IN ({_PROC}, {_OPERATOR}, {_CLASS}, {_TYPE})
-        AND (c.classid IN ({_REWRITE}, {_POLICY}, {_CONSTRAINT})
-             OR (c.classid = {_PROC} AND c.objid >= {FIRST_NORMAL_OID}))
-    UNION ALL SELECT {_REWRITE}, r.oid FROM pg_catalog.pg_rewrite r
-      WHERE c.classid = {_CLASS} AND c.objid >= {FIRST_NORMAL_OID}
-        AND r.ev_class = c.objid AND r.ev_type = '1'
-    UNION ALL SELECT {_POLICY}, p.oid FROM pg_catalog.pg_policy p
-      JOIN pg_catalog.pg_class t ON t.oid = p.polrelid AND t.relrowsecurity
-      WHERE c.classid = {_CLASS} AND p.polrelid = c.objid
+    SELECT found.classid, found.objid FROM (
+      SELECT r.ev_action::text AS tree FROM pg_catalog.pg_rewrite r
+        WHERE c.classid = {_CLASS} AND c.objid >= {FIRST_NORMAL_OID}
+          AND r.ev_class = c.objid AND r.ev_type = '1'
+      UNION ALL SELECT coalesce(p.polqual::text, '') || coalesce(p.polwithcheck::text, '')
+        FROM pg_catalog.pg_policy p JOIN pg_catalog.pg_class t ON t.oid = p.polrelid AND t.relrowsecurity
+        WHERE c.classid = {_CLASS} AND p.polrelid = c.objid
+      UNION ALL SELECT k.conbin::text FROM pg_catalog.pg_constraint k
+        WHERE c.classid = {_TYPE} AND c.objid >= {FIRST_NORMAL_OID} AND k.contypid = c.objid
+          AND k.conbin IS NOT NULL
+      UNION ALL SELECT {{body}} FROM pg_catalog.pg_proc p
+        WHERE c.classid = {_PROC} AND c.objid >= {FIRST_NORMAL_OID} AND p.oid = c.objid
+    ) AS stored CROSS JOIN LATERAL (
+      SELECT CASE WHEN m[1] = 'relid' THEN {_CLASS} WHEN m[1] = 'resulttype' THEN {_TYPE}
+                  WHEN m[1] IN ('opno', 'eqop', 'sortop') THEN {_OPERATOR} ELSE {_PROC} END AS classid,
+             m[2]::pg_catalog.oid AS objid
+      FROM pg_catalog.regexp_matches(
+        stored.tree, ':({_PROC_FIELDS}|{_OPERATOR_FIELDS}|relid|resulttype) ([0-9]+)', 'g') AS m
+      UNION ALL SELECT {_OPERATOR}, o.o::pg_catalog.oid
+      FROM pg_catalog.regexp_matches(stored.tree, ':opnos \\(o([0-9 ]+)\\)', 'g') AS m
+      CROSS JOIN LATERAL pg_catalog.unnest(pg_catalog.string_to_array(pg_catalog.btrim(m[1]), ' ')) AS o(o)
+    ) AS found
     UNION ALL SELECT {_PROC}, f.f FROM pg_catalog.pg_operator o
       CROSS JOIN LATERAL unnest(ARRAY[o.oprcode::pg_catalog.oid, o.oprrest::pg_catalog.oid,
                                       o.oprjoin::pg_catalog.oid]) AS f(f)
       WHERE c.classid = {_OPERATOR} AND c.objid >= {FIRST_NORMAL_OID} AND o.oid = c.objid AND f.f <> 0
-    UNION ALL SELECT {_CONSTRAINT}, k.oid FROM pg_catalog.pg_constraint k
-      WHERE c.classid = {_TYPE} AND c.objid >= {FIRST_NORMAL_OID} AND k.contypid = c.objid
+    UNION ALL SELECT {_PROC}, f.f FROM pg_catalog.pg_aggregate a
+      CROSS JOIN LATERAL unnest(ARRAY[a.aggtransfn::pg_catalog.oid, a.aggfinalfn::pg_catalog.oid,
+        a.aggcombinefn::pg_catalog.oid, a.aggserialfn::pg_catalog.oid, a.aggdeserialfn::pg_catalog.oid,
+        a.aggmtransfn::pg_catalog.oid, a.aggminvtransfn::pg_catalog.oid,
+        a.aggmfinalfn::pg_catalog.oid]) AS f(f)
+      WHERE c.classid = {_PROC} AND c.objid >= {FIRST_NORMAL_OID} AND a.aggfnoid = c.objid AND f.f <> 0
     UNION ALL SELECT {_TYPE}, x.x FROM pg_catalog.pg_type t
       CROSS JOIN LATERAL unnest(ARRAY[t.typbasetype, t.typelem]) AS x(x)
       WHERE c.classid = {_TYPE} AND c.objid >= {FIRST_NORMAL_OID} AND t.oid = c.objid AND x.x <> 0
@@ -150,7 +176,10 @@ def candidates_query(checked: Checked, *, server_version: int) -> str:
 def reached_query(seeds: Iterable[tuple[str, int]], *, server_version: int) -> str:
     """The functions and relations that the database's own objects run, recursively."""
     values = ", ".join(f"({_CLASS_IDS[kind]}, {int(oid)}::pg_catalog.oid)" for kind, oid in sorted(seeds))
-    return _REACHED.format(seeds=values, atomic=_atomic(server_version))
+    body = "coalesce(p.proargdefaults::text, '')"  # a default is an expression run at the call
+    if server_version >= 140000:
+        body += " || coalesce(p.prosqlbody::text, '')"
+    return _REACHED.format(seeds=values, atomic=_atomic(server_version), body=body)
 
 
 def judge(checked: Checked, rows: Rows, *, server_version: int) -> None:
