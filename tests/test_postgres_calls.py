@@ -125,6 +125,7 @@ REFUSALS = {
     "SELECT * FROM trojan.v_settings": "pg_catalog.pg_settings shows the server's configuration",
     "SELECT 1 === 2": "trojan.int_eq_lock() (called by a view",
     "SELECT 1::trojan.locked_int": "trojan.lock() (called by a view",
+    "SELECT locked_int(5)": "trojan.lock() (called by a view",  # a call that is a conversion
     "SELECT ROW(1, 2)::trojan.pair::int": "trojan.pair_to_int() is defined in this database",
     "SELECT count(*) FROM trojan.guarded": "trojan.lock() (called by a view",
     "SELECT lock_sum(id) FROM trojan.items": "trojan.lock_sfunc() (called by a view",

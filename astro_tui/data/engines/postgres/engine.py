@@ -208,7 +208,8 @@ class PostgresEngine(Engine):
         self._lock = threading.Lock()
         self._idle: list[_Session] = []
         self._closed = False
-        self._setup = _SESSION_SETUP
+        # a statement outside astro's transactions (the guard's catalog query) has a time limit too
+        self._setup = f"{_SESSION_SETUP}; SET statement_timeout = {_milliseconds(settings.query_timeout_s)}"
         try:
             # the ADBC database reads the server's types once; each session is then one cheap connection
             self._database = adbc_driver_postgresql.connect(_with_defaults(url, settings))
@@ -247,7 +248,7 @@ class PostgresEngine(Engine):
         database, port = row["d"], row["p"]
         self.server_version = int(row["v"])
         pinned = DIALECT.literal(row["s"])
-        self._setup = f"{_SESSION_SETUP}; SELECT pg_catalog.set_config('search_path', {pinned}, false)"
+        self._setup += f"; SELECT pg_catalog.set_config('search_path', {pinned}, false)"
         host = _host(url)
         readable = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{host}-{port}-{database}")[:60]
         digest = hashlib.sha1(f"{host}\0{port}\0{database}".encode()).hexdigest()[:8]
@@ -288,7 +289,7 @@ class PostgresEngine(Engine):
         """The text's verdict (`guard.py`), then the catalog's on what its names resolve to."""
         checked = guard.inspect(sql)
         try:
-            resolve.judge(checked, self.catalog_rows, server_version=self.server_version)
+            resolve.judge(checked, self._guard_rows, server_version=self.server_version)
         except QueryTimeout:
             raise GuardError("refused: the server did not answer the guard's catalog query in time") from None
         except QueryError as exc:
@@ -390,6 +391,26 @@ class PostgresEngine(Engine):
     def load_catalog(self) -> Catalog:
         return catalog.load_catalog(self.catalog_rows)
 
+    def _guard_rows(self, sql: str) -> list[tuple[Any, ...]]:
+        """The guard's catalog queries: one read-only statement each, in one round trip (no COPY, no
+        transaction of its own), under the session's `statement_timeout`, the time limit."""
+        for attempt in (1, 2):
+            session = self._acquire()
+            broken = False
+            try:
+                table = session.query(sql, copy=False)
+                return QueryResult(sql, table, False, 0.0).rows()
+            except adbc_driver_manager.Error as exc:
+                state = sqlstate(exc)
+                broken = state.startswith(SERVER_GONE_STATES) or not state
+                if "statement timeout" in str(exc):
+                    raise QueryTimeout(query_message(exc)) from None
+                if attempt == 2 or not broken:
+                    raise QueryError(query_message(exc)) from None
+            finally:
+                self._release(session, broken=broken)
+        raise AssertionError("unreachable")
+
     def catalog_rows(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
         """Trusted metadata queries of our own (never model or user SQL), in a read-only transaction."""
         timeout = max(self.settings.query_timeout_s, 60.0)
@@ -402,12 +423,16 @@ def open_target(url: str, settings: Settings) -> Engine:
     return PostgresEngine(url, settings)
 
 
+def _milliseconds(timeout: float | None) -> int:
+    """PostgreSQL's spelling of a time limit: 0 is none."""
+    return max(int(timeout * 1000), 0) if timeout else 0
+
+
 def _begin_sql(timeout: float | None) -> str:
-    limit_ms = int(timeout * 1000) if timeout else 0
     lock_ms = int(min(timeout or _LOCK_TIMEOUT_S, _LOCK_TIMEOUT_S) * 1000)
     return (
         "BEGIN TRANSACTION READ ONLY; "
-        f"SET LOCAL statement_timeout = {max(limit_ms, 0)}; "
+        f"SET LOCAL statement_timeout = {_milliseconds(timeout)}; "
         f"SET LOCAL lock_timeout = {max(lock_ms, 1)}; "
         f"SET LOCAL idle_in_transaction_session_timeout = '{_IDLE_IN_TRANSACTION_S}s'"
     )

@@ -15,8 +15,9 @@ every name that can make the server call something is collected for
 - operators, explicit (`a + b`, `OPERATOR(s.+)`, `ORDER BY … USING`, `= ANY`)
   and the ones the grammar implies (`=` of IN, CASE, USING joins; `<=`/`>=` of
   BETWEEN);
-- types named by a cast or a column definition (a cast calls a cast function,
-  a domain runs its CHECK constraints);
+- types named by a cast or a column definition (a cast calls a cast function, a
+  domain runs its CHECK constraints), and by a call: `d(x)`, when no function `d`
+  matches, converts to type `d` (without a cast function, but with d's CHECKs);
 - relations (a view runs its query, a table with row security its policies),
   minus references to a CTE in scope, so `WITH pg_settings AS (…)` is the CTE;
 - TABLESAMPLE methods (functions, too).
@@ -110,6 +111,8 @@ class Checked:
     functions: frozenset[Name] = field(default_factory=frozenset)
     operators: frozenset[Name] = field(default_factory=frozenset)
     types: frozenset[Name] = field(default_factory=frozenset)
+    coercions: frozenset[Name] = field(default_factory=frozenset)
+    """Type names a call may stand for (`d(x)` is `x::d` when no function d fits), minus casts."""
     relations: frozenset[Name] = field(default_factory=frozenset)
 
 
@@ -143,6 +146,7 @@ def inspect(sql: str) -> Checked:
         functions=frozenset(names.functions),
         operators=frozenset(names.operators | {(None, op) for op in IMPLIED_OPERATORS}),
         types=frozenset(names.types),
+        coercions=frozenset(names.coercions),
         relations=frozenset(names.relations),
     )
 
@@ -208,6 +212,7 @@ class _Names:
         self.functions: set[Name] = set()
         self.operators: set[Name] = set()
         self.types: set[Name] = set()
+        self.coercions: set[Name] = set()
         self.relations: set[Name] = set()
 
     def collect(self, root: dict[str, Any]) -> None:
@@ -226,6 +231,7 @@ class _Names:
             name = _qualified(_strings(node.get("funcname")))
             policy.check_function_name(name[1], node.get("args"))
             self.functions.add(name)
+            self.coercions.add(name)  # `d(x)` with no function d converts to type d, checks and all
         elif key == "ColumnRef":
             for field_name in _strings(node.get("fields"))[1:]:
                 self._field(field_name)

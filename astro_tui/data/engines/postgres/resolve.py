@@ -18,7 +18,8 @@ operator, relation and type OID they name (`:funcid 1234`, `:opno 96`,
 `:relid 16390`…) — not `pg_depend`, which leaves out built-in objects, so a
 view calling `pg_advisory_lock` records no dependency at all:
 
-- a view runs its query; a table with row security runs its policies;
+- a view runs its query; a table with row security runs its policies, and one
+  with virtual generated columns (PostgreSQL 18) their expressions;
 - an operator runs its function (and its estimators, at planning);
 - a domain runs its CHECK constraints; a cast to a type, its cast function;
 - an aggregate runs its support functions; a `BEGIN ATOMIC` SQL function, its body;
@@ -72,7 +73,8 @@ _FUNCTION_JOINS = """JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
   LEFT JOIN pg_catalog.pg_roles o ON o.oid = p.proowner"""
 _RELATION_COLUMNS = f"""'r', n.nspname::text, c.relname::text, c.relkind::text, NULL, NULL,
   c.oid < {FIRST_NORMAL_OID}, NULL, NULL, c.oid::int8,
-  c.oid >= {FIRST_NORMAL_OID} AND (c.relkind = 'v' OR c.relrowsecurity)"""
+  c.oid >= {FIRST_NORMAL_OID} AND (c.relkind = 'v' OR c.relrowsecurity OR EXISTS (
+    SELECT 1 FROM pg_catalog.pg_attribute g WHERE g.attrelid = c.oid AND g.attgenerated = 'v'))"""
 
 _CANDIDATES = f"""
 WITH wanted(kind, nsp, name) AS (VALUES {{wanted}}),
@@ -102,7 +104,7 @@ SELECT 'o', NULL, NULL, NULL, NULL, NULL, false, NULL, NULL, o.oid::int8, true F
   WHERE o.oid >= {FIRST_NORMAL_OID}
 UNION ALL
 SELECT 't', NULL, NULL, NULL, NULL, NULL, false, NULL, NULL, t.oid::int8, true FROM named w
-  JOIN pg_catalog.pg_type t ON w.kind = 't' AND t.typname = w.name AND t.typnamespace = w.nsp
+  JOIN pg_catalog.pg_type t ON w.kind IN ('t', 'c') AND t.typname = w.name AND t.typnamespace = w.nsp
   WHERE t.oid >= {FIRST_NORMAL_OID}
 """
 
@@ -120,6 +122,9 @@ WITH RECURSIVE closure(classid, objid) AS (
       UNION ALL SELECT coalesce(p.polqual::text, '') || coalesce(p.polwithcheck::text, '')
         FROM pg_catalog.pg_policy p JOIN pg_catalog.pg_class t ON t.oid = p.polrelid AND t.relrowsecurity
         WHERE c.classid = {_CLASS} AND p.polrelid = c.objid
+      UNION ALL SELECT d.adbin::text FROM pg_catalog.pg_attrdef d
+        JOIN pg_catalog.pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
+        WHERE c.classid = {_CLASS} AND d.adrelid = c.objid AND a.attgenerated = 'v'
       UNION ALL SELECT k.conbin::text FROM pg_catalog.pg_constraint k
         WHERE c.classid = {_TYPE} AND c.objid >= {FIRST_NORMAL_OID} AND k.contypid = c.objid
           AND k.conbin IS NOT NULL
@@ -169,6 +174,7 @@ def candidates_query(checked: Checked, *, server_version: int) -> str:
         *_values("o", checked.operators),
         *_values("r", checked.relations),
         *_values("t", checked.types),
+        *_values("c", checked.coercions - checked.types),
     ]
     return _CANDIDATES.format(wanted=", ".join(wanted), atomic=_atomic(server_version))
 
