@@ -208,6 +208,8 @@ class PostgresEngine(Engine):
         self._lock = threading.Lock()
         self._idle: list[_Session] = []
         self._closed = False
+        self._guard_lock = threading.Lock()
+        self._guard_session: _Session | None = None
         # a statement outside astro's transactions (the guard's catalog query) has a time limit too
         self._setup = f"{_SESSION_SETUP}; SET statement_timeout = {_milliseconds(settings.query_timeout_s)}"
         try:
@@ -260,6 +262,9 @@ class PostgresEngine(Engine):
                 raise QueryError("the database connection is closed")
             if self._idle:
                 return self._idle.pop()
+        return self._acquire_new()
+
+    def _acquire_new(self) -> _Session:
         try:
             return self._connect()
         except TargetError as exc:
@@ -280,6 +285,10 @@ class PostgresEngine(Engine):
                 return
             self._closed = True
             idle, self._idle = self._idle, []
+        with self._guard_lock:
+            if self._guard_session is not None:
+                idle.append(self._guard_session)
+                self._guard_session = None
         for session in idle:
             session.close()
         with contextlib.suppress(Exception):
@@ -289,7 +298,7 @@ class PostgresEngine(Engine):
         """The text's verdict (`guard.py`), then the catalog's on what its names resolve to."""
         checked = guard.inspect(sql)
         try:
-            resolve.judge(checked, self._guard_rows, server_version=self.server_version)
+            resolve.judge(checked, self._guard_rows)
         except QueryTimeout:
             raise GuardError("refused: the server did not answer the guard's catalog query in time") from None
         except QueryError as exc:
@@ -392,24 +401,38 @@ class PostgresEngine(Engine):
         return catalog.load_catalog(self.catalog_rows)
 
     def _guard_rows(self, sql: str) -> list[tuple[Any, ...]]:
-        """The guard's catalog queries: one read-only statement each, in one round trip (no COPY, no
-        transaction of its own), under the session's `statement_timeout`, the time limit."""
-        for attempt in (1, 2):
-            session = self._acquire()
-            broken = False
-            try:
-                table = session.query(sql, copy=False)
-                return QueryResult(sql, table, False, 0.0).rows()
-            except adbc_driver_manager.Error as exc:
-                state = sqlstate(exc)
-                broken = state.startswith(SERVER_GONE_STATES) or not state
-                if "statement timeout" in str(exc):
-                    raise QueryTimeout(query_message(exc)) from None
-                if attempt == 2 or not broken:
+        """The guard's catalog queries, on a session of their own that runs nothing else (so the
+        reset after a statement never drops their prepared plans): one round trip each, under the
+        session's `statement_timeout`, the time limit. One at a time; each takes a millisecond."""
+        with self._guard_lock:
+            for attempt in (1, 2):
+                session = self._guard_session or self._new_guard_session()
+                try:
+                    return QueryResult(sql, session.query(sql, copy=False), False, 0.0).rows()
+                except adbc_driver_manager.Error as exc:
+                    state = sqlstate(exc)
+                    if state.startswith(SERVER_GONE_STATES) or not state:
+                        session.close()
+                        self._guard_session = None
+                        if attempt == 1:
+                            continue
+                    if "statement timeout" in str(exc):
+                        raise QueryTimeout(query_message(exc)) from None
                     raise QueryError(query_message(exc)) from None
-            finally:
-                self._release(session, broken=broken)
         raise AssertionError("unreachable")
+
+    def _new_guard_session(self) -> _Session:
+        session = self._acquire_new()
+        try:
+            # planned once for any names; JIT would compile the recursive query (its estimate is
+            # large, its run a millisecond)
+            prepared = resolve.prepare_sql(self.server_version)
+            session.script(f"SET jit = off; SET plan_cache_mode = force_generic_plan; {prepared}")
+        except adbc_driver_manager.Error as exc:
+            session.close()
+            raise QueryError(query_message(exc)) from None
+        self._guard_session = session
+        return session
 
     def catalog_rows(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
         """Trusted metadata queries of our own (never model or user SQL), in a read-only transaction."""

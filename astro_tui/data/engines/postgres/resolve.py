@@ -35,8 +35,8 @@ Implicit and assignment casts whose function is not built-in are judged for
 every statement: such a cast needs no syntax to run.
 
 Built-in objects (OID below 16384, made by initdb) are not opened up: their
-bodies are the server's own. The queries run on a pooled session with the same
-search path as the statement; a function created between this check and the
+bodies are the server's own. The queries run, prepared once, on a session of their own with the same
+search path as the statement's; a function created between this check and the
 statement (milliseconds) is not seen, a race left to the deployment.
 """
 
@@ -47,7 +47,7 @@ from typing import Any
 
 from astro_tui.data.engines.base import Dialect
 from astro_tui.data.engines.postgres import policy
-from astro_tui.data.engines.postgres.guard import Checked, Name
+from astro_tui.data.engines.postgres.guard import Checked
 from astro_tui.data.errors import GuardError
 
 Rows = Callable[[str], list[tuple[Any, ...]]]
@@ -73,46 +73,58 @@ _FUNCTION_JOINS = """JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
   LEFT JOIN pg_catalog.pg_roles o ON o.oid = p.proowner"""
 _RELATION_COLUMNS = f"""'r', n.nspname::text, c.relname::text, c.relkind::text, NULL, NULL,
   c.oid < {FIRST_NORMAL_OID}, NULL, NULL, c.oid::int8,
-  c.oid >= {FIRST_NORMAL_OID} AND (c.relkind = 'v' OR c.relrowsecurity OR EXISTS (
-    SELECT 1 FROM pg_catalog.pg_attribute g WHERE g.attrelid = c.oid AND g.attgenerated = 'v'))"""
+  c.oid >= {FIRST_NORMAL_OID} AND (c.relkind = 'v' OR c.relrowsecurity OR (
+    SELECT count(*) FROM pg_catalog.pg_attribute g
+    WHERE g.attrelid = c.oid AND g.attnum > 0 AND g.attgenerated = 'v') > 0)"""
+# (a count, not EXISTS: the planner would hash all of pg_attribute for an EXISTS, per check)
 
 _CANDIDATES = f"""
-WITH wanted(kind, nsp, name) AS (VALUES {{wanted}}),
-named AS (
+WITH wanted(kind, nsp, name) AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[])),
+named AS MATERIALIZED (
   SELECT w.kind, w.name::pg_catalog.name AS name, n.oid AS nsp
   FROM wanted w JOIN pg_catalog.pg_namespace n
     ON CASE WHEN w.nsp IS NULL THEN n.nspname = ANY (pg_catalog.current_schemas(true))
             ELSE n.nspname = w.nsp::pg_catalog.name END
 ),
+types AS MATERIALIZED (
+  SELECT w.kind, t.oid FROM named w CROSS JOIN LATERAL (
+    SELECT t.oid FROM pg_catalog.pg_type t WHERE t.typname = w.name AND t.typnamespace = w.nsp OFFSET 0) t
+  WHERE w.kind IN ('t', 'c')
+),
 functions AS (
-  SELECT p.oid FROM named w JOIN pg_catalog.pg_proc p
-    ON w.kind = 'f' AND p.proname = w.name AND p.pronamespace = w.nsp
-  UNION SELECT k.castfunc FROM named w
-    JOIN pg_catalog.pg_type t ON w.kind = 't' AND t.typname = w.name AND t.typnamespace = w.nsp
-    JOIN pg_catalog.pg_cast k ON k.casttarget = t.oid AND k.castfunc <> 0
+  SELECT p.oid FROM named w CROSS JOIN LATERAL (
+    SELECT p.oid FROM pg_catalog.pg_proc p WHERE p.proname = w.name AND p.pronamespace = w.nsp OFFSET 0) p
+  WHERE w.kind = 'f'
+  UNION SELECT k.castfunc FROM types t CROSS JOIN LATERAL (
+    SELECT k.castfunc FROM pg_catalog.pg_cast k WHERE k.casttarget = t.oid AND k.castfunc <> 0 OFFSET 0) k
+  WHERE t.kind = 't'
   UNION SELECT k.castfunc FROM pg_catalog.pg_cast k
     WHERE k.castcontext IN ('i', 'a') AND k.castfunc >= {FIRST_NORMAL_OID}
 )
-SELECT {_FUNCTION_COLUMNS} FROM functions f JOIN pg_catalog.pg_proc p ON p.oid = f.oid {_FUNCTION_JOINS}
+SELECT {_FUNCTION_COLUMNS} FROM functions f CROSS JOIN LATERAL (
+  SELECT * FROM pg_catalog.pg_proc x WHERE x.oid = f.oid OFFSET 0) p {_FUNCTION_JOINS}
 UNION ALL
-SELECT {_RELATION_COLUMNS} FROM named w JOIN pg_catalog.pg_class c
-  ON w.kind = 'r' AND c.relname = w.name AND c.relnamespace = w.nsp
+SELECT {_RELATION_COLUMNS} FROM named w CROSS JOIN LATERAL (
+  SELECT * FROM pg_catalog.pg_class x WHERE x.relname = w.name AND x.relnamespace = w.nsp OFFSET 0) c
   JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+  WHERE w.kind = 'r'
 UNION ALL
-SELECT 'o', NULL, NULL, NULL, NULL, NULL, false, NULL, NULL, o.oid::int8, true FROM named w
-  JOIN pg_catalog.pg_operator o ON w.kind = 'o' AND o.oprname = w.name AND o.oprnamespace = w.nsp
-  WHERE o.oid >= {FIRST_NORMAL_OID}
+SELECT 'o', NULL, NULL, NULL, NULL, NULL, false, NULL, NULL, o.oid::int8, true
+  FROM named w CROSS JOIN LATERAL (
+  SELECT o.oid FROM pg_catalog.pg_operator o WHERE o.oprname = w.name AND o.oprnamespace = w.nsp OFFSET 0) o
+  WHERE w.kind = 'o' AND o.oid >= {FIRST_NORMAL_OID}
 UNION ALL
-SELECT 't', NULL, NULL, NULL, NULL, NULL, false, NULL, NULL, t.oid::int8, true FROM named w
-  JOIN pg_catalog.pg_type t ON w.kind IN ('t', 'c') AND t.typname = w.name AND t.typnamespace = w.nsp
+SELECT 't', NULL, NULL, NULL, NULL, NULL, false, NULL, NULL, t.oid::int8, true FROM types t
   WHERE t.oid >= {FIRST_NORMAL_OID}
 """
+# Each lookup is an index probe per name (LATERAL … OFFSET 0): planned once for any names (a
+# generic plan), a join would otherwise scan every user type or operator of a large database.
 
 _PROC_FIELDS = "funcid|opfuncid|hashfuncid|negfuncid|aggfnoid|winfnoid|tsmhandler"
 _OPERATOR_FIELDS = "opno|eqop|sortop"
 _REACHED = f"""
 WITH RECURSIVE closure(classid, objid) AS (
-  SELECT * FROM (VALUES {{seeds}}) AS s(classid, objid)
+  SELECT * FROM unnest($1::pg_catalog.oid[], $2::pg_catalog.oid[]) AS s(classid, objid)
   UNION
   SELECT e.classid, e.objid FROM closure c CROSS JOIN LATERAL (
     SELECT found.classid, found.objid FROM (
@@ -158,43 +170,65 @@ WITH RECURSIVE closure(classid, objid) AS (
       WHERE c.classid = {_TYPE} AND c.objid >= {FIRST_NORMAL_OID} AND t.oid = c.objid
   ) e
 )
-SELECT {_FUNCTION_COLUMNS} FROM closure r JOIN pg_catalog.pg_proc p ON r.classid = {_PROC} AND p.oid = r.objid
+SELECT {_FUNCTION_COLUMNS} FROM closure r
+  CROSS JOIN LATERAL (SELECT * FROM pg_catalog.pg_proc x WHERE x.oid = r.objid OFFSET 0) AS p
   {_FUNCTION_JOINS}
+  WHERE r.classid = {_PROC}
 UNION ALL
 SELECT {_RELATION_COLUMNS} FROM closure r
-  JOIN pg_catalog.pg_class c ON r.classid = {_CLASS} AND c.oid = r.objid
+  CROSS JOIN LATERAL (SELECT * FROM pg_catalog.pg_class x WHERE x.oid = r.objid OFFSET 0) AS c
   JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+  WHERE r.classid = {_CLASS}
 """
+# the closure's row estimate is large (a recursive CTE's always is) and its rows are few: the
+# lookups are kept to one index probe per row (OFFSET 0), not a hash over the whole catalog
 
 
-def candidates_query(checked: Checked, *, server_version: int) -> str:
-    """Every object the statement's names may resolve to, each with whether it runs more inside."""
-    wanted = [
-        *_values("f", checked.functions),
-        *_values("o", checked.operators),
-        *_values("r", checked.relations),
-        *_values("t", checked.types),
-        *_values("c", checked.coercions - checked.types),
-    ]
-    return _CANDIDATES.format(wanted=", ".join(wanted), atomic=_atomic(server_version))
-
-
-def reached_query(seeds: Iterable[tuple[str, int]], *, server_version: int) -> str:
-    """The functions and relations that the database's own objects run, recursively."""
-    values = ", ".join(f"({_CLASS_IDS[kind]}, {int(oid)}::pg_catalog.oid)" for kind, oid in sorted(seeds))
+def prepare_sql(server_version: int) -> str:
+    """The two queries as prepared statements, for a session that keeps them: planned once, then
+    only executed (planning them each time cost more than running them)."""
     body = "coalesce(p.proargdefaults::text, '')"  # a default is an expression run at the call
     if server_version >= 140000:
         body += " || coalesce(p.prosqlbody::text, '')"
-    return _REACHED.format(seeds=values, atomic=_atomic(server_version), body=body)
+    atomic = _atomic(server_version)
+    return (
+        f"PREPARE astro_candidates(text[], text[], text[]) AS {_CANDIDATES.format(atomic=atomic)}; "
+        f"PREPARE astro_reached(pg_catalog.oid[], pg_catalog.oid[]) AS "
+        f"{_REACHED.format(atomic=atomic, body=body)}"
+    )
 
 
-def judge(checked: Checked, rows: Rows, *, server_version: int) -> None:
+def candidates_call(checked: Checked) -> str:
+    """Every object the statement's names may resolve to, each with whether it runs more inside."""
+    wanted = [
+        *(("f", n) for n in checked.functions),
+        *(("o", n) for n in checked.operators),
+        *(("r", n) for n in checked.relations),
+        *(("t", n) for n in checked.types),
+        *(("c", n) for n in checked.coercions - checked.types),
+    ]
+    wanted.sort(key=str)
+    kinds = _array([kind for kind, _ in wanted])
+    schemas = _array([schema for _, (schema, _) in wanted])
+    names = _array([name for _, (_, name) in wanted])
+    return f"EXECUTE astro_candidates({kinds}, {schemas}, {names})"
+
+
+def reached_call(seeds: Iterable[tuple[str, int]]) -> str:
+    """The functions and relations that the database's own objects run, recursively."""
+    ordered = sorted(seeds)
+    classes = ", ".join(_CLASS_IDS[kind] for kind, _ in ordered)
+    oids = ", ".join(str(int(oid)) for _, oid in ordered)
+    return f"EXECUTE astro_reached(ARRAY[{classes}]::pg_catalog.oid[], ARRAY[{oids}]::pg_catalog.oid[])"
+
+
+def judge(checked: Checked, rows: Rows) -> None:
     """Raise GuardError for the first resolved object astro will not let the statement reach."""
-    found = rows(candidates_query(checked, server_version=server_version))
+    found = rows(candidates_call(checked))
     _judge_rows(found, direct=True)
     seeds = {(str(row[0]), int(row[9])) for row in found if row[10]}
     if seeds:
-        _judge_rows(rows(reached_query(seeds, server_version=server_version)), direct=False)
+        _judge_rows(rows(reached_call(seeds)), direct=False)
 
 
 def _judge_rows(rows: list[tuple[Any, ...]], *, direct: bool) -> None:
@@ -225,10 +259,7 @@ def _atomic(server_version: int) -> str:
     return "p.prosqlbody IS NOT NULL" if server_version >= 140000 else "false"
 
 
-def _values(kind: str, names: Iterable[Name]) -> list[str]:
-    return [f"('{kind}', {_literal(schema)}, {_literal(name)})" for schema, name in sorted(names, key=str)]
-
-
-def _literal(text: str | None) -> str:
-    """A text literal under standard_conforming_strings (every session keeps it on); NULL for None."""
-    return "NULL::text" if text is None else _PLAIN.literal(text) + "::text"
+def _array(texts: list[str | None]) -> str:
+    """A text[] literal under standard_conforming_strings (every session keeps it on)."""
+    items = ", ".join("NULL" if t is None else _PLAIN.literal(t) for t in texts)
+    return f"ARRAY[{items}]::text[]"
