@@ -135,6 +135,9 @@ def main() -> None:
         )
         open_times = [timed(lambda: Database.open([url], settings).close()) for _ in range(3)]
         print(f"open at that size: {statistics.median(open_times) * 1000:.0f} ms")
+        wide = "SELECT count(*) FROM w7.t7 a JOIN w8.t8 b ON b.id = a.id WHERE a.c2 LIKE 'x%'"
+        resolved = [timed(lambda: db.engine.check(wide)) for _ in range(30)]
+        print(f"the whole guard at that size: {statistics.median(resolved) * 1000:.2f} ms")
         db.close()
 
 
