@@ -126,6 +126,7 @@ REFUSALS = {
     "SELECT 1 === 2": "trojan.int_eq_lock() (called by a view",
     "SELECT 1::trojan.locked_int": "trojan.lock() (called by a view",
     "SELECT locked_int(5)": "trojan.lock() (called by a view",  # a call that is a conversion
+    "SELECT (json_populate_record(b, '{\"v\": 7}')).id FROM boxed b": "trojan.lock() (called by a view",
     "SELECT ROW(1, 2)::trojan.pair::int": "trojan.pair_to_int() is defined in this database",
     "SELECT count(*) FROM trojan.guarded": "trojan.lock() (called by a view",
     "SELECT lock_sum(id) FROM trojan.items": "trojan.lock_sfunc() (called by a view",

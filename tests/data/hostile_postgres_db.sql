@@ -33,6 +33,8 @@ CREATE FUNCTION trojan.int_eq_lock(a int, b int) RETURNS bool LANGUAGE plpgsql I
 BEGIN PERFORM pg_advisory_lock(a); RETURN a = b; END $$;
 CREATE OPERATOR trojan.=== (LEFTARG = int, RIGHTARG = int, FUNCTION = trojan.int_eq_lock);
 CREATE DOMAIN trojan.locked_int AS int CHECK (trojan.lock(VALUE) IS NOT NULL);
+CREATE TABLE trojan.boxed (id int, v trojan.locked_int);  -- text becomes a locked_int with no cast in sight
+INSERT INTO trojan.boxed VALUES (1, 1);
 CREATE TYPE trojan.pair AS (a int, b int);
 CREATE FUNCTION trojan.pair_to_int(p trojan.pair) RETURNS int LANGUAGE plpgsql IMMUTABLE AS $$
 BEGIN PERFORM pg_advisory_lock(9); RETURN p.a; END $$;

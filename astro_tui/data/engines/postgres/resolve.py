@@ -24,7 +24,11 @@ view calling `pg_advisory_lock` records no dependency at all:
 - a domain runs its CHECK constraints; a cast to a type, its cast function;
 - an aggregate runs its support functions; a `BEGIN ATOMIC` SQL function, its body;
   a function's argument defaults are expressions inserted into the call;
-- a composite or array type reaches its fields' and elements' types.
+- a composite or array type reaches its fields' and elements' types, and a
+  relation its row type: a value of a domain can be made from text with no
+  cast in sight (`json_populate_record(t, '{"v": 77}')` runs the CHECKs of the
+  domain of `t.v`), so a relation with a column of the database's own type is
+  refused if that type's checks are.
 
 A stored tree is the server's own serialisation: a name in it has its spaces
 escaped (an alias `:funcid 2` is written `:funcid\\ 2`) and a constant is
@@ -75,7 +79,8 @@ _RELATION_COLUMNS = f"""'r', n.nspname::text, c.relname::text, c.relkind::text, 
   c.oid < {FIRST_NORMAL_OID}, NULL, NULL, c.oid::int8,
   c.oid >= {FIRST_NORMAL_OID} AND (c.relkind = 'v' OR c.relrowsecurity OR (
     SELECT count(*) FROM pg_catalog.pg_attribute g
-    WHERE g.attrelid = c.oid AND g.attnum > 0 AND g.attgenerated = 'v') > 0)"""
+    WHERE g.attrelid = c.oid AND g.attnum > 0 AND NOT g.attisdropped
+      AND (g.atttypid >= {FIRST_NORMAL_OID} OR g.attgenerated = 'v')) > 0)"""
 # (a count, not EXISTS: the planner would hash all of pg_attribute for an EXISTS, per check)
 
 _CANDIDATES = f"""
@@ -152,6 +157,8 @@ WITH RECURSIVE closure(classid, objid) AS (
       FROM pg_catalog.regexp_matches(stored.tree, ':opnos \\(o([0-9 ]+)\\)', 'g') AS m
       CROSS JOIN LATERAL pg_catalog.unnest(pg_catalog.string_to_array(pg_catalog.btrim(m[1]), ' ')) AS o(o)
     ) AS found
+    UNION ALL SELECT {_TYPE}, t.reltype FROM pg_catalog.pg_class t
+      WHERE c.classid = {_CLASS} AND c.objid >= {FIRST_NORMAL_OID} AND t.oid = c.objid AND t.reltype <> 0
     UNION ALL SELECT {_PROC}, f.f FROM pg_catalog.pg_operator o
       CROSS JOIN LATERAL unnest(ARRAY[o.oprcode::pg_catalog.oid, o.oprrest::pg_catalog.oid,
                                       o.oprjoin::pg_catalog.oid]) AS f(f)
