@@ -179,6 +179,11 @@ def running_server(dataset: str | None = None) -> Iterator[PgServer]:
 
 HOSTILE_DATABASE = "trojans"
 _HOSTILE_SQL = Path(__file__).parent / "data" / "hostile_postgres_db.sql"
+_HOSTILE_AS_SUPERUSER = (
+    "CREATE FUNCTION public.takes_locked(x trojan.locked_int) RETURNS int LANGUAGE sql STABLE AS 'SELECT 1'"
+)
+"""A harmless function the DBA wrote whose argument is the hostile owner's domain: its CHECK runs
+at the call."""
 
 
 def hostile_database(server: PgServer) -> str:
@@ -189,6 +194,7 @@ def hostile_database(server: PgServer) -> str:
     if server.psql(found, db="postgres") == "0":
         server.psql(f"CREATE DATABASE {HOSTILE_DATABASE} OWNER {OWNER}", db="postgres")
         server.psql(_HOSTILE_SQL.read_text(encoding="utf-8"), db=HOSTILE_DATABASE, user=OWNER)
+        server.psql(_HOSTILE_AS_SUPERUSER, db=HOSTILE_DATABASE)
     return HOSTILE_DATABASE
 
 

@@ -35,6 +35,7 @@ CREATE OPERATOR trojan.=== (LEFTARG = int, RIGHTARG = int, FUNCTION = trojan.int
 CREATE DOMAIN trojan.locked_int AS int CHECK (trojan.lock(VALUE) IS NOT NULL);
 CREATE TABLE trojan.boxed (id int, v trojan.locked_int);  -- text becomes a locked_int with no cast in sight
 INSERT INTO trojan.boxed VALUES (1, 1);
+CREATE TYPE trojan.locked_range AS RANGE (subtype = trojan.locked_int);
 CREATE TYPE trojan.pair AS (a int, b int);
 CREATE FUNCTION trojan.pair_to_int(p trojan.pair) RETURNS int LANGUAGE plpgsql IMMUTABLE AS $$
 BEGIN PERFORM pg_advisory_lock(9); RETURN p.a; END $$;

@@ -24,6 +24,9 @@ view calling `pg_advisory_lock` records no dependency at all:
 - a domain runs its CHECK constraints; a cast to a type, its cast function;
 - an aggregate runs its support functions; a `BEGIN ATOMIC` SQL function, its body;
   a function's argument defaults are expressions inserted into the call;
+- a function or operator reaches its argument and result types (an argument
+  is converted to a domain at the call, CHECKs and all), a range type its
+  subtype and functions;
 - a composite or array type reaches its fields' and elements' types, and a
   relation its row type: a value of a domain can be made from text with no
   cast in sight (`json_populate_record(t, '{"v": 77}')` runs the CHECKs of the
@@ -169,6 +172,18 @@ WITH RECURSIVE closure(classid, objid) AS (
         a.aggmtransfn::pg_catalog.oid, a.aggminvtransfn::pg_catalog.oid,
         a.aggmfinalfn::pg_catalog.oid]) AS f(f)
       WHERE c.classid = {_PROC} AND c.objid >= {FIRST_NORMAL_OID} AND a.aggfnoid = c.objid AND f.f <> 0
+    UNION ALL SELECT {_TYPE}, x.x FROM pg_catalog.pg_proc p
+      CROSS JOIN LATERAL unnest(p.proargtypes::pg_catalog.oid[] || p.prorettype) AS x(x)
+      WHERE c.classid = {_PROC} AND c.objid >= {FIRST_NORMAL_OID} AND p.oid = c.objid
+    UNION ALL SELECT {_TYPE}, x.x FROM pg_catalog.pg_operator o
+      CROSS JOIN LATERAL unnest(ARRAY[o.oprleft, o.oprright, o.oprresult]) AS x(x)
+      WHERE c.classid = {_OPERATOR} AND c.objid >= {FIRST_NORMAL_OID} AND o.oid = c.objid AND x.x <> 0
+    UNION ALL SELECT {_TYPE}, x.x FROM pg_catalog.pg_range r
+      CROSS JOIN LATERAL unnest(ARRAY[r.rngsubtype, r.rngtypid]) AS x(x)
+      WHERE c.classid = {_TYPE} AND c.objid >= {FIRST_NORMAL_OID} AND c.objid IN (r.rngtypid, {{multirange}})
+    UNION ALL SELECT {_PROC}, f.f FROM pg_catalog.pg_range r
+      CROSS JOIN LATERAL unnest(ARRAY[r.rngcanonical::pg_catalog.oid, r.rngsubdiff::pg_catalog.oid]) AS f(f)
+      WHERE c.classid = {_TYPE} AND c.objid >= {FIRST_NORMAL_OID} AND r.rngtypid = c.objid AND f.f <> 0
     UNION ALL SELECT {_TYPE}, x.x FROM pg_catalog.pg_type t
       CROSS JOIN LATERAL unnest(ARRAY[t.typbasetype, t.typelem]) AS x(x)
       WHERE c.classid = {_TYPE} AND c.objid >= {FIRST_NORMAL_OID} AND t.oid = c.objid AND x.x <> 0
@@ -198,10 +213,11 @@ def prepare_sql(server_version: int) -> str:
     if server_version >= 140000:
         body += " || coalesce(p.prosqlbody::text, '')"
     atomic = _atomic(server_version)
+    multirange = "r.rngmultitypid" if server_version >= 140000 else "r.rngtypid"
     return (
         f"PREPARE astro_candidates(text[], text[], text[]) AS {_CANDIDATES.format(atomic=atomic)}; "
         f"PREPARE astro_reached(pg_catalog.oid[], pg_catalog.oid[]) AS "
-        f"{_REACHED.format(atomic=atomic, body=body)}"
+        f"{_REACHED.format(atomic=atomic, body=body, multirange=multirange)}"
     )
 
 
