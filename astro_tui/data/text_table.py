@@ -6,6 +6,7 @@ clipboard), so every cell goes through `inert` before it is printed.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import decimal
 import re
@@ -77,9 +78,26 @@ def table_cells(result: QueryResult, *, max_rows: int, max_cell: int) -> tuple[l
     grouping = [groups_digits(c) for c in result.columns]
     rows = [
         [cell_text(v, max_chars=max_cell, grouping=g) for v, g in zip(row, grouping, strict=True)]
-        for row in result.rows(max_rows)
+        for row in _shortened(result, max_rows, max_cell).rows()
     ]
     return columns, rows
+
+
+def _shortened(result: QueryResult, max_rows: int, max_cell: int) -> QueryResult:
+    """The rows shown, long text and bytes cut in Arrow before any becomes a Python value: a
+    100 MB cell is printed as its first 60 characters, not copied whole three times first. Four
+    code units a cell keeps the cut visible (`clip` adds the ellipsis) even for wide characters."""
+    import pyarrow.compute as pc
+    import pyarrow.types as pat
+
+    table = result.table.slice(0, max_rows)
+    keep = 4 * max_cell
+    for index, field in enumerate(table.schema):
+        if pat.is_string(field.type) or pat.is_large_string(field.type):
+            table = table.set_column(index, field, pc.utf8_slice_codeunits(table.column(index), 0, keep))
+        elif pat.is_binary(field.type) or pat.is_large_binary(field.type):
+            table = table.set_column(index, field, pc.binary_slice(table.column(index), 0, keep))
+    return dataclasses.replace(result, table=table)
 
 
 def format_table(result: QueryResult, *, max_rows: int = 50, max_cell: int = 60) -> str:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from astro_tui.data.cancel import CancelToken
 from astro_tui.data.engines.duckdb.worker import read_frame, write_frame
 from astro_tui.data.errors import DataError, QueryCancelled, QueryError, QueryTimeout, TargetError
+from astro_tui.data.memory_limit import memory_bytes
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -38,20 +39,6 @@ GRACE_S = 0.75
 _POLL_S = 0.01
 _ALLOWANCE = 128 * 2**20
 _START_S = 120.0
-_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12}
-_UNITS |= {"kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
-
-
-def memory_bytes(limit: str) -> int | None:
-    """DuckDB's spelling of a memory limit (`4GB`, `500MiB`, `80%`) in bytes; None if unknown."""
-    match = re.fullmatch(r"\s*([\d.]+)\s*([a-zA-Z%]*)\s*", limit)
-    if not match:
-        return None
-    number, unit = float(match.group(1)), match.group(2).lower()
-    if unit == "%":
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-        return int(total * number / 100)
-    return int(number * _UNITS[unit]) if unit in _UNITS else None
 
 
 def _rss(pid: int) -> int | None:
