@@ -6,13 +6,14 @@ any statement from outside runs. `guard.check` is the parser half.
 
 The database is opened only in the worker process (`pool.py`): opening a file of
 10,000 tables takes DuckDB over a second and half a gigabyte, paid once there and
-not again here; this process imports DuckDB only to parse (the guard) or to read
-file targets. So opening the engine returns at once and starts no process; the
-catalog of a file opened before comes from `catalog_cache` (so `astro shell`
-never opens the file); the worker starts when a statement is checked, a
-metadata query or an uncached catalog needs it, or `ready()` asks; and an error
-opening the file (a lock, not a DuckDB file) is raised by the call that waits
-for it.
+not again here. The guard runs there too, under the statement's limits, where the
+names in a statement can be resolved against the file; this process imports
+DuckDB only to read file targets. So opening the engine returns at once and
+starts no process; the catalog of a file opened before comes from
+`catalog_cache` (so `astro shell` never opens the file); the worker starts when
+a statement is checked, a metadata query or an uncached catalog needs it, or
+`ready()` asks; and an error opening the file (a lock, not a DuckDB file) is
+raised by the call that waits for it.
 """
 
 from __future__ import annotations
@@ -21,10 +22,9 @@ import csv
 import functools
 import hashlib
 import importlib.util
-import json
 import os
 import shutil
-import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -35,16 +35,16 @@ from astro_tui.data import catalog_cache
 from astro_tui.data.cancel import CancelToken
 from astro_tui.data.catalog_model import Catalog
 from astro_tui.data.engines.base import Dialect, Engine
-from astro_tui.data.engines.duckdb import catalog
+from astro_tui.data.engines.duckdb import catalog, scratch
 from astro_tui.data.engines.duckdb.pool import WorkerPool
 from astro_tui.data.engines.duckdb.targets import Target, file_stem, identifier, resolve_targets
 from astro_tui.data.errors import (
-    QueryError,
     TargetError,
     engine_message,
     lock_message,
     one_line,
 )
+from astro_tui.data.input_limits import check_length
 from astro_tui.data.results import QueryResult
 
 if TYPE_CHECKING:
@@ -64,6 +64,8 @@ _BASE_CONFIG = {
 _SPILL_LIMIT = "8GiB"
 """Disk a query may spill into the private temp directory before DuckDB stops it."""
 _READERS = {"csv": "read_csv", "json": "read_json_auto", "parquet": "read_parquet"}
+_LEAST_S = 0.05
+"""What a statement keeps of its time limit when its check took nearly all of it."""
 
 
 class DuckDBEngine(Engine):
@@ -80,9 +82,10 @@ class DuckDBEngine(Engine):
         self.label = label
         self.key = key
         self._shim_dir: Path | None = None
-        self._spill_dir = Path(tempfile.mkdtemp(prefix="astro-spill-"))
+        scratch.sweep()  # what an astro killed outright left behind
+        self._spill_dir = scratch.make("spill")
         self._parquet_rows: dict[str, int] = {}
-        self._user_macros: frozenset[str] | None = None
+        self._checked = threading.local()
         try:
             setup = self._prepare()
             self._pool = WorkerPool(setup, settings.memory_limit, open_error=self._open_error)
@@ -137,17 +140,31 @@ class DuckDBEngine(Engine):
         parquet = [str(p) for t in files if t.kind == "parquet" for p in t.paths]
         if parquet:
             steps.append(f"SET allowed_paths = [{', '.join(_literal(p) for p in parquet)}]")
+        spill = str(self._spill_dir)
         steps += [
             "SET enable_progress_bar = false",
             f"SET memory_limit = {_literal(self.settings.memory_limit)}",
             # DuckDB spills beside the database (`<file>.tmp/`) by default: never beside the user's data.
-            f"SET temp_directory = {_literal(str(self._spill_dir))}",
+            f"SET temp_directory = {_literal(spill)}",
             f"SET max_temp_directory_size = {_literal(_SPILL_LIMIT)}",
+            # Nothing of the user's home: no stored secrets or extensions are loaded, and a
+            # setting a statement might still show names only this private directory.
+            f"SET home_directory = {_literal(spill)}",
+            f"SET secret_directory = {_literal(os.path.join(spill, 'secrets'))}",
+            f"SET extension_directory = {_literal(os.path.join(spill, 'extensions'))}",
             f"SET threads = {int(self.settings.threads)}",
             "SET enable_external_access = false",
             "SET lock_configuration = true",
         ]
-        return {"path": str(path), "config": dict(_BASE_CONFIG), "statements": steps}
+        own_views = [["targets", "main", name] for name in self._parquet_rows]
+        return {
+            "path": str(path),
+            "config": dict(_BASE_CONFIG),
+            "statements": steps,
+            "scratch": [str(d) for d in (self._spill_dir, self._shim_dir) if d is not None],
+            "trusted_views": own_views,
+            "view_rows": dict(self._parquet_rows),
+        }
 
     def _open_error(self, message: str, stage: str) -> TargetError:
         """A worker's failure to open the targets, worded for the user: opening the file names
@@ -197,7 +214,7 @@ class DuckDBEngine(Engine):
         """
         import duckdb
 
-        self._shim_dir = Path(tempfile.mkdtemp(prefix="astro-"))
+        self._shim_dir = scratch.make("files")
         path = self._shim_dir / "targets.duckdb"
         con = duckdb.connect(str(path), config=dict(_BASE_CONFIG))
         taken = {t.name.lower() for t in self.targets}
@@ -258,39 +275,18 @@ class DuckDBEngine(Engine):
         self._remove_temp_dirs()
 
     def ready(self) -> None:
-        """Also readies the guard's parser: the app calls this in the background, so the first
-        statement does not pay for loading it (~60 ms)."""
+        """Also readies the guard in the worker: the app calls this in the background, so the
+        first statement does not pay for loading it."""
         self._pool.ready()
         self.check("SELECT 1")
 
     def check(self, sql: str) -> str:
-        from astro_tui.data.engines.duckdb import guard
-
-        self._pool.warm()  # a statement is coming: its process starts while the guard parses
-
-        return guard.check(sql, exists=self._relation_exists, user_table_macros=self._table_macros)
-
-    def _table_macros(self) -> frozenset[str]:
-        if self._user_macros is None:
-            rows = self.catalog_rows(
-                "SELECT DISTINCT function_name FROM duckdb_functions() "
-                "WHERE function_type = 'table_macro' AND NOT internal"
-            )
-            self._user_macros = frozenset(str(r[0]) for r in rows)
-        return self._user_macros
-
-    def _relation_exists(self, catalog: str, schema: str, name: str) -> bool:
-        """Whether a table or view of this database has the name the guard found (a real table
-        may be called `"data.csv"`); a qualifier may name the schema or the database."""
-        qualifier = schema or catalog
-        rows = self.catalog_rows(
-            "SELECT 1 FROM (SELECT database_name, schema_name, table_name AS name FROM duckdb_tables() "
-            "UNION ALL SELECT database_name, schema_name, view_name FROM duckdb_views() WHERE NOT internal) "
-            "WHERE lower(name) = lower(?) AND (? = '' OR lower(schema_name) = lower(?) "
-            "OR lower(database_name) = lower(?)) AND (? = '' OR lower(database_name) = lower(?)) LIMIT 1",
-            [name, qualifier, qualifier, qualifier, catalog if schema else "", catalog if schema else ""],
-        )
-        return bool(rows)
+        """The guard runs in the worker, where the file is open and the limits hold; the time it
+        takes is taken from the statement's own limit (`run`), so the two end within one."""
+        check_length(sql)  # before it is sent anywhere
+        statement, seconds = self._pool.check(sql, timeout=self.settings.query_timeout_s)
+        self._checked.last = (statement, seconds)
+        return statement
 
     def run(
         self,
@@ -300,36 +296,15 @@ class DuckDBEngine(Engine):
         timeout: float | None,
         cancel: CancelToken | None,
     ) -> QueryResult:
+        last = getattr(self._checked, "last", None)
+        self._checked.last = None
+        spent = min(last[1], timeout - _LEAST_S) if timeout and last and last[0] == statement else 0.0
         started = time.perf_counter()
-        table, truncated = self._pool.run(statement, cap=cap, timeout=timeout, cancel=cancel)
+        table, truncated, total = self._pool.run(
+            statement, cap=cap, timeout=timeout, cancel=cancel, spent=max(spent, 0.0)
+        )
         elapsed = (time.perf_counter() - started) * 1000
-        total = self._cheap_total(statement) if truncated else None
         return QueryResult(statement, table, truncated, elapsed, cap, total_rows=total)
-
-    def _cheap_total(self, statement: str) -> int | None:
-        """The full row count of a truncated plain scan (`SELECT cols FROM table [ORDER BY]`).
-
-        Counting a base table comes from DuckDB's row-group metadata and a Parquet view's
-        from the files' footers, so it never runs the query twice; anything else (filters,
-        joins, aggregates, views over queries) keeps "more than N" rather than pay for a count.
-        """
-        source = _plain_scan(statement)
-        if source is None:
-            return None
-        path = [p for p in source if p]
-        if len(path) == 1 and path[0] in self._parquet_rows:
-            return self._parquet_rows[path[0]]
-        try:
-            views = self.catalog_rows(
-                "SELECT count(*) FROM duckdb_views() WHERE NOT internal AND lower(view_name) = lower(?)",
-                [path[-1]],
-            )
-            if not views or views[0][0]:
-                return None
-            row = self.catalog_rows(f"SELECT count(*) FROM {'.'.join(_ident(p) for p in path)}")
-        except QueryError:
-            return None
-        return int(row[0][0]) if row else None
 
     def load_catalog(self) -> Catalog:
         """From the cache when the file is as it was (no process is started for it); else read
@@ -342,47 +317,6 @@ class DuckDBEngine(Engine):
             if key and self._catalog_key() == key:
                 catalog_cache.write(key, data)
         return catalog.with_row_counts(cached, self._parquet_rows)
-
-    def catalog_rows(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
-        """Trusted metadata queries of our own (never model or user SQL), unguarded."""
-        rows: list[tuple[Any, ...]] = catalog_cache.loads(
-            self._pool.meta({"meta": "rows", "sql": sql, "params": list(params)})
-        )
-        return rows
-
-
-def _plain_scan(statement: str) -> tuple[str, str, str] | None:
-    """(catalog, schema, table) when DuckDB's parser sees a plain scan of one table, else None."""
-    import duckdb
-
-    from astro_tui.data.engines.duckdb import guard
-
-    try:
-        tree = json.loads(guard.serialize(statement))
-        [only] = tree["statements"]
-        node = only["node"]
-        source = node["from_table"]
-    except (duckdb.Error, ValueError, KeyError, TypeError):
-        return None
-    plain = (
-        node.get("type") == "SELECT_NODE"
-        and not node.get("cte_map", {}).get("map")
-        and all(m.get("type") == "ORDER_MODIFIER" for m in node.get("modifiers", []))
-        and all(e.get("class") in ("STAR", "COLUMN_REF") for e in node.get("select_list", []))
-        and all(node.get(k) is None for k in ("where_clause", "having", "qualify", "sample"))
-        and not node.get("group_expressions")
-        and node.get("aggregate_handling") == "STANDARD_HANDLING"
-        and source.get("type") == "BASE_TABLE"
-        and source.get("sample") is None
-        and source.get("at_clause") is None
-    )
-    if not plain:
-        return None
-    return (
-        str(source.get("catalog_name") or ""),
-        str(source.get("schema_name") or ""),
-        str(source["table_name"]),
-    )
 
 
 def _tables_of(

@@ -1,4 +1,4 @@
-"""Worker processes that run DuckDB statements under limits the operating system holds.
+"""Worker processes that check and run DuckDB statements under limits the operating system holds.
 
 `worker.py` says why. The workers are the only processes that hold the database
 open, so they also answer the engine's metadata requests (`meta`). The first
@@ -6,20 +6,23 @@ starts when something needs it (`warm`, `ready`, a request); one per statement
 running at a time, and one kept idle after; a worker that is killed (time limit
 + 0.75 s, cancel + 0.75 s, memory) is replaced by a new one started at once, so
 the next statement rarely waits for Python and DuckDB to load. Memory is read
-from /proc (Linux); where there is no /proc, only the time limit is enforced by
-killing.
+from /proc (Linux), with the worker's result files in /dev/shm counted as its
+own; where there is no /proc, only the time limit is enforced by killing. A
+worker's memory is measured above what it held idle before any outside SQL
+reached it, and that baseline is never taken again: what an earlier statement
+left behind counts against the next.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import queue
 import re
 import select
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -27,8 +30,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from astro_tui.data.cancel import CancelToken
+from astro_tui.data.engines.duckdb import scratch
 from astro_tui.data.engines.duckdb.worker import read_frame, write_frame
-from astro_tui.data.errors import DataError, QueryCancelled, QueryError, QueryTimeout, TargetError
+from astro_tui.data.errors import DataError, GuardError, QueryCancelled, QueryError, QueryTimeout, TargetError
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -63,8 +67,56 @@ def _rss(pid: int) -> int | None:
     return int(match.group(1)) * 1024 if match else None
 
 
+def _results_bytes(folder: Path, pid: int) -> int:
+    """What a worker's result files hold: tmpfs pages are memory, though not in its RSS."""
+    total = 0
+    with contextlib.suppress(OSError), os.scandir(folder) as entries:
+        for entry in entries:
+            if entry.name.startswith(f"{pid}-"):
+                with contextlib.suppress(OSError):
+                    total += entry.stat().st_size
+    return total
+
+
 def _plain_open_error(message: str, stage: str) -> DataError:
     return TargetError(f"cannot open the database: {message}")
+
+
+class _Spawner:
+    """Starts every worker from one thread that lives as long as astro: a worker's
+    parent-death signal fires when the thread that started it ends, so a worker started
+    by a short-lived query thread would be told its parent died."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Any, dict[str, Any], threading.Event]] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def run(self, job: Any) -> Any:
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name="astro-spawner", daemon=True)
+                self._thread.start()
+        box: dict[str, Any] = {}
+        done = threading.Event()
+        self._jobs.put((job, box, done))
+        done.wait()
+        if "error" in box:
+            raise box["error"]
+        return box["value"]
+
+    def _loop(self) -> None:
+        while True:
+            job, box, done = self._jobs.get()
+            try:
+                box["value"] = job()
+            except BaseException as exc:
+                box["error"] = exc
+            finally:
+                done.set()
+
+
+_SPAWNER = _Spawner()
 
 
 class _Stop:
@@ -79,15 +131,19 @@ class _Stop:
 
 class _Worker:
     def __init__(self, setup: dict[str, Any]) -> None:
+        self.results = Path(setup["results"])
         reader, self._interrupts = os.pipe()
+        argv = [sys.executable, "-m", "astro_tui.data.engines.duckdb.worker", str(reader), str(os.getpid())]
         try:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "astro_tui.data.engines.duckdb.worker", str(reader)],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                pass_fds=(reader,),
-                start_new_session=True,  # Ctrl+C in a terminal reaches astro, which interrupts it
+            self.proc = _SPAWNER.run(
+                lambda: subprocess.Popen(
+                    argv,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    pass_fds=(reader,),
+                    start_new_session=True,  # Ctrl+C in a terminal reaches astro, which interrupts it
+                )
             )
         except OSError as exc:
             os.close(self._interrupts)
@@ -100,10 +156,12 @@ class _Worker:
             write_frame(self.stdin, setup)
         self.ready = False
         self.baseline = 0
-        self.ran = False
-        """Whether a statement has run here (the first rebases, Arrow being imported by then)."""
+        self.pristine = True
+        """No outside SQL has reached this worker: only then is its idle memory a baseline."""
+        self.warm = False
+        """Arrow, the guard and the file's definitions are loaded (`worker._warm`)."""
         self.clean = True
-        """False while a statement's answer has not been read whole."""
+        """False while an answer has not been read whole."""
         self._starting = threading.Lock()
         self._ending = threading.Lock()
         self._killed = False
@@ -136,8 +194,27 @@ class _Worker:
             self.rebase()
 
     def rebase(self) -> None:
-        """Memory is limited above what the process holds when idle (the open database)."""
-        self.baseline = _rss(self.proc.pid) or self.baseline
+        """Memory is limited above what the process holds when idle (the open database, and
+        what the engine's own catalog read left), measured only while no outside SQL has been
+        here: after that, whatever a statement left behind counts against the next."""
+        if self.pristine:
+            self.baseline = _rss(self.proc.pid) or self.baseline
+
+    def outside_sql(self) -> None:
+        """Outside SQL is about to reach this worker: it is warmed first (untimed: loading the
+        guard is no statement's work), and the baseline is taken now, for good."""
+        if not self.warm:
+            write_frame(self.stdin, {"warm": True})
+            answer = read_frame(self.stdout)
+            if not answer or not answer.get("ok"):
+                raise QueryError(str((answer or {}).get("message", "the query process ended unexpectedly")))
+            self.warm = True
+        self.rebase()
+        self.pristine = False
+
+    def used(self) -> int | None:
+        rss = _rss(self.pid)
+        return None if rss is None else rss + _results_bytes(self.results, self.pid)
 
     def interrupt(self) -> None:
         with contextlib.suppress(OSError):
@@ -158,6 +235,11 @@ class _Worker:
         with contextlib.suppress(OSError):
             os.close(self._interrupts)
         self.proc.wait()
+        with contextlib.suppress(OSError), os.scandir(self.results) as entries:
+            for entry in entries:  # what it was writing when it was killed
+                if entry.name.startswith(f"{self.pid}-"):
+                    with contextlib.suppress(OSError):
+                        os.unlink(entry.path)
 
     @property
     def pid(self) -> int:
@@ -174,11 +256,9 @@ class WorkerPool:
         memory_limit: str,
         open_error: Callable[[str, str], DataError] | None = None,
     ) -> None:
-        shared = Path("/dev/shm")
-        self._results = Path(
-            tempfile.mkdtemp(prefix="astro-results-", dir=shared if shared.is_dir() else None)
-        )
-        self._setup = {**setup, "results": str(self._results)}
+        self._results = scratch.make("results", scratch.results_root())
+        owned = [*setup.get("scratch", ()), str(self._results)]
+        self._setup = {**setup, "results": str(self._results), "scratch": owned}
         limit = memory_bytes(memory_limit)
         self._memory_label = memory_limit
         # DuckDB's limit covers its buffer pool; the worker also holds Python, Arrow and the
@@ -261,28 +341,55 @@ class WorkerPool:
             if len(data) != header["pickled"]:
                 raise QueryError("the query process ended unexpectedly")
             worker.clean = True
-            worker.rebase()  # what building the catalog left on its heap is not a statement's
+            worker.rebase()  # what the catalog left on a pristine worker's heap is no statement's
             return data
         except (BrokenPipeError, ValueError, OSError) as exc:
             raise QueryError(f"the query process failed: {exc}") from None
         finally:
             self._give_back(worker, keep=worker.clean)
 
+    def check(self, sql: str, *, timeout: float | None) -> tuple[str, float]:
+        """The guard's verdict (`guard.check` in the worker, against the open file) and the
+        seconds it took, under the same time and memory limits as a statement: parsing is
+        work a statement makes."""
+        header = self._request({"check": sql}, timeout, 0.0, None, lambda worker, header: header)
+        return str(header["statement"]), float(header["seconds"])
+
     def run(
-        self, statement: str, *, cap: int | None, timeout: float | None, cancel: CancelToken | None
-    ) -> tuple[pa.Table, bool]:
+        self,
+        statement: str,
+        *,
+        cap: int | None,
+        timeout: float | None,
+        cancel: CancelToken | None,
+        spent: float = 0.0,
+    ) -> tuple[pa.Table, bool, int | None]:
+        """`spent`: seconds of `timeout` its check already used."""
+        return self._request({"sql": statement, "cap": cap}, timeout, spent, cancel, self._rows)
+
+    def _request(
+        self,
+        request: dict[str, Any],
+        timeout: float | None,
+        spent: float,
+        cancel: CancelToken | None,
+        answer: Callable[[_Worker, dict[str, Any]], Any],
+    ) -> Any:
         worker = self._take()
         stop = _Stop()
         if cancel is not None:
             cancel.attach(stop)
         try:
             worker.wait_ready(self._open_error)
-            if not worker.ran:
-                worker.rebase()  # idle since `ready`, Arrow imported: the true idle size
-                worker.ran = True
+            worker.outside_sql()
             worker.clean = False
-            write_frame(worker.stdin, {"sql": statement, "cap": cap})
-            return self._answer(worker, stop, timeout)
+            sent = time.monotonic()
+            write_frame(worker.stdin, request)
+            header = self._header(worker, stop, timeout, memory=self._memory, started=sent - spent)
+            header["seconds"] = time.monotonic() - sent
+            result = answer(worker, header)
+            worker.clean = True
+            return result
         except (BrokenPipeError, ValueError, OSError) as exc:
             raise QueryError(f"the query process failed: {exc}") from None
         finally:
@@ -290,28 +397,34 @@ class WorkerPool:
                 cancel.detach(stop)
             self._give_back(worker, keep=worker.clean)
 
-    def _answer(self, worker: _Worker, stop: _Stop, timeout: float | None) -> tuple[pa.Table, bool]:
+    @staticmethod
+    def _rows(worker: _Worker, header: dict[str, Any]) -> tuple[pa.Table, bool, int | None]:
         import pyarrow as pa  # not at import: opening the database and its catalog need none
 
-        header = self._header(worker, stop, timeout, memory=self._memory)
+        total = header.get("total")
         if "file" in header:
-            worker.clean = True
             path = header["file"]
             try:
                 table = pa.ipc.open_file(pa.memory_map(path)).read_all()
             finally:
                 with contextlib.suppress(OSError):
                     os.unlink(path)  # the mapping stays valid; the name is gone
-            return table, bool(header["truncated"])
-        table = pa.ipc.open_stream(worker.stdout).read_all()
-        worker.clean = True
-        return table, bool(header["truncated"])
+        else:
+            table = pa.ipc.open_stream(worker.stdout).read_all()
+        return table, bool(header["truncated"]), total if isinstance(total, int) else None
 
     def _header(
-        self, worker: _Worker, stop: _Stop, timeout: float | None, *, memory: int | None
+        self,
+        worker: _Worker,
+        stop: _Stop,
+        timeout: float | None,
+        *,
+        memory: int | None,
+        started: float | None = None,
     ) -> dict[str, Any]:
-        """Wait for the answer's header under the limits; an error header is raised here."""
-        started = time.monotonic()
+        """Wait for the answer's header under the limits, the time limit counted from `started`;
+        an error header is raised here."""
+        started = time.monotonic() if started is None else started
         interrupted: float | None = None
         reason = ""
         while not select.select([worker.stdout], [], [], _POLL_S)[0]:
@@ -322,7 +435,7 @@ class WorkerPool:
                 interrupted = now
             if interrupted is not None and now - interrupted > GRACE_S:
                 raise self._stopped(reason, timeout)
-            used = _rss(worker.pid)
+            used = worker.used()
             if used is not None:
                 self.peak_rss = max(self.peak_rss, used - worker.baseline)
                 if memory is not None and used - worker.baseline > memory:
@@ -338,6 +451,8 @@ class WorkerPool:
             worker.clean = True
             if interrupted is not None:
                 raise self._stopped(reason, timeout)
+            if header.get("refused"):
+                raise GuardError(header["message"])
             raise QueryError(header["message"])
         return header
 
