@@ -152,6 +152,7 @@ class DuckDBEngine(Engine):
             f"SET home_directory = {_literal(spill)}",
             f"SET secret_directory = {_literal(os.path.join(spill, 'secrets'))}",
             f"SET extension_directory = {_literal(os.path.join(spill, 'extensions'))}",
+            "SET allow_persistent_secrets = false",
             f"SET threads = {int(self.settings.threads)}",
             "SET enable_external_access = false",
             "SET lock_configuration = true",

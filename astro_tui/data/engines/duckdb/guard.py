@@ -454,11 +454,9 @@ class Rules:
     def __init__(self, *, resolving: bool) -> None:
         self.resolving = resolving
         self.unsettled: list[str] = []
-        """Names DuckDB must resolve before anything can be said: system views that show the
-        machine (or a table of that name), table functions astro does not know (or a macro of
-        the file)."""
-        self.files: list[str] = []
-        """Names that are files unless the database has a table of that name."""
+        """Names DuckDB must resolve before anything can be said (a file-like name may be a
+        table, a system view's name a table of the file's, an unknown table function a macro
+        of the file), each as the refusal that stands if DuckDB cannot bind them."""
         self.calls: list[tuple[str, int]] = []
 
     def check_table_function(self, name: str) -> None:
@@ -467,20 +465,19 @@ class Rules:
             raise GuardError(f"refused: {name}() reads files, runs SQL named in text, or shows the machine")
         if lowered in SAFE_TABLE_FUNCTIONS:
             return
-        if not self.resolving:
-            raise GuardError(f"refused: {name}() is not a table function astro allows")
-        self.unsettled.append(f"{name}()")
+        self._unsettled(f"refused: {name}() is not a table function astro allows")
 
     def check_table(self, parts: list[str]) -> None:
         table = ".".join(p for p in parts if p)
         if parts[2].lower() in _REFUSED_VIEWS:
-            if not self.resolving:
-                raise GuardError(f"refused: {table} shows the machine (paths, settings or logs)")
-            self.unsettled.append(table)
+            self._unsettled(f"refused: {table} shows the machine (paths, settings or logs)")
         elif _PATH_LIKE.search(table):
-            if not self.resolving:
-                raise GuardError(f"refused: '{table}' is a file or URL, not a table of the database")
-            self.files.append(table)
+            self._unsettled(f"refused: '{table}' is a file or URL, not a table of the database")
+
+    def _unsettled(self, refusal: str) -> None:
+        if not self.resolving:
+            raise GuardError(refusal)
+        self.unsettled.append(refusal)
 
 
 def check_ast(text: str, rules: Rules) -> None:

@@ -108,7 +108,7 @@ class FileDefinitions:
         reached = self._reached(text)
         self._vet(reached)
         self._check_calls(rules.calls)
-        if reached or rules.unsettled or rules.files or self._builtin_first:
+        if reached or rules.unsettled or self._builtin_first:
             self._check_plan(text, rules)
 
     def _definitions(self) -> dict[str, list[Definition]]:
@@ -278,15 +278,15 @@ class FileDefinitions:
 
 def _plan_error(tree: dict[str, Any], rules: Rules) -> Exception:
     """Binding failed: DuckDB's own error (the statement would fail alike), unless DuckDB cannot
-    show its plan at all, or a name turned out to be a file: then it is refused."""
+    show its plan at all, or a name only binding could settle was not settled: then the
+    refusal that name stands for (a file, a system view, a table function)."""
     kind = str(tree.get("error_type", "")).strip()
     message = str(tree.get("error_message", "")).strip()
     if "serializ" in message.lower() or kind in ("not implemented", "internal"):
         reason = one_line(Exception(message))
         return GuardError(f"refused: DuckDB cannot show how it would run this statement ({reason})")
-    if rules.files:  # no table of that name: DuckDB would read it as a file
-        names = ", ".join(f"'{name}'" for name in rules.files)
-        return GuardError(f"refused: {names} is a file or URL, not a table of the database")
+    if rules.unsettled:
+        return GuardError(rules.unsettled[0])
     title = " ".join(word.capitalize() for word in kind.split()) or "Query"
     return QueryError(engine_message(Exception(f"{title} Error: {message}")))
 
