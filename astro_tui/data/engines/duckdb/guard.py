@@ -319,6 +319,20 @@ class Definitions(Protocol):
         ...
 
 
+class _Later:
+    """The database is asked later (in the worker): what only it can settle passes for now."""
+
+    def mentioned(self, text: str) -> bool:
+        return False
+
+    def judge(self, text: str, rules: Rules) -> None:
+        return None
+
+
+LATER: Definitions = _Later()
+"""For a quick first pass where the file is not open: refuses only what no file can excuse."""
+
+
 def check(sql: str, *, database: Definitions | None = None) -> str:
     """Return the single statement to run, or raise GuardError naming what was refused.
 
@@ -326,6 +340,19 @@ def check(sql: str, *, database: Definitions | None = None) -> str:
     a file-like table name (`"data.csv"`), a system view that shows the machine, a table
     function astro does not know. With it, the database settles them (`resolved.py`).
     """
+    text, subject, kind = statement_of(sql)
+    rules = Rules(resolving=database is not None)
+    walk = kind != duckdb.StatementType.SELECT or _needs_walk(subject)
+    if walk or (database is not None and database.mentioned(subject)):
+        check_ast(subject, rules)
+    if database is not None:
+        database.judge(subject, rules)
+    return text
+
+
+def statement_of(sql: str) -> tuple[str, str, duckdb.StatementType]:
+    """The one statement to run (a read-only PRAGMA or CALL as its SELECT), the query the
+    guard judges of it (an EXPLAIN's query, a PIVOT's stand-in), and its kind; or GuardError."""
     if not sql or not sql.strip():
         raise GuardError("refused: empty SQL")
     check_input(sql)
@@ -350,23 +377,17 @@ def check(sql: str, *, database: Definitions | None = None) -> str:
     except ValueError:
         raise GuardError("refused: not a read-only statement") from None
     if kind == duckdb.StatementType.PRAGMA:
-        text = subject = _pragma_as_select(text)
-    elif kind == duckdb.StatementType.CALL:
-        text = subject = _call_as_select(text)
-    elif kind == duckdb.StatementType.MULTI and _PIVOT.match(text):
-        subject = _pivot_stand_in(text)
-    elif kind in _READ_ONLY_TYPES:
-        subject = _EXPLAIN.sub("", text, count=1)
-    else:
-        name = _KIND_NAMES.get(kind.name, kind.name)
-        raise GuardError(f"refused: {name} is not a read-only statement")
-    rules = Rules(resolving=database is not None)
-    walk = kind != duckdb.StatementType.SELECT or _needs_walk(subject)
-    if walk or (database is not None and database.mentioned(subject)):
-        check_ast(subject, rules)
-    if database is not None:
-        database.judge(subject, rules)
-    return text
+        text = _pragma_as_select(text)
+        return text, text, kind
+    if kind == duckdb.StatementType.CALL:
+        text = _call_as_select(text)
+        return text, text, kind
+    if kind == duckdb.StatementType.MULTI and _PIVOT.match(text):
+        return text, _pivot_stand_in(text), kind
+    if kind in _READ_ONLY_TYPES:
+        return text, _EXPLAIN.sub("", text, count=1), kind
+    name = _KIND_NAMES.get(kind.name, kind.name)
+    raise GuardError(f"refused: {name} is not a read-only statement")
 
 
 def _needs_walk(text: str) -> bool:
@@ -381,17 +402,25 @@ def _needs_walk(text: str) -> bool:
     """
     if any(ch in text for ch in "'\"$\\"):
         return True
-    tokens = duckdb.tokenize(text)
     plain = _plain_functions()
-    for index, (start, _kind) in enumerate(tokens):
-        end = tokens[index + 1][0] if index + 1 < len(tokens) else len(text)
-        word = text[start:end].strip().lower()
+    for word, calls in tokens(text):
+        word = word.strip().lower()
         if word in _MODIFYING_WORDS or word in _FILE_SUFFIXES or word in _REFUSED_VIEWS:
             return True
-        calls = text[end : end + 1] == "("
         if calls and word not in plain and word not in _SYNTAX_BEFORE_BRACKET:
             return True
     return False
+
+
+def tokens(text: str) -> Iterator[tuple[str, bool]]:
+    """DuckDB's tokens of `text`, each with whether a bracket follows it at once. The tokenizer
+    counts in bytes of UTF-8, not characters: read as character offsets, one `é` before a
+    `checkpoint()` shifted every later token and the call went unseen."""
+    data = text.encode("utf-8", "surrogatepass")
+    found = duckdb.tokenize(text)
+    for index, (start, _kind) in enumerate(found):
+        end = found[index + 1][0] if index + 1 < len(found) else len(data)
+        yield data[start:end].decode("utf-8", "replace"), data[end : end + 1] == b"("
 
 
 _SYNTAX_BEFORE_BRACKET = frozenset({

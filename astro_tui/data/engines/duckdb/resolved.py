@@ -225,17 +225,17 @@ class FileDefinitions:
 
     def _check_plan(self, text: str, rules: Rules) -> None:
         plan = self._bind(text)
+        if self._builtin_first and self._bind(text, self._builtin_first) != plan:
+            raise GuardError(  # whether or not it binds: what would run, or fail, is not DuckDB's
+                "refused: the database defines something under the name of a DuckDB built-in, "
+                "and this statement would run it in the built-in's place"
+            )
         try:
             tree = json.loads(plan)
         except RecursionError:
             raise too_deep() from None
         if tree.get("error"):
             raise _plan_error(tree, rules)
-        if self._builtin_first and self._bind(text, self._builtin_first) != plan:
-            raise GuardError(
-                "refused: the database defines something under the name of a DuckDB built-in, "
-                "and this statement would run it in the built-in's place"
-            )
         for node in walk(tree.get("plans", [])):
             self._judge_step(node)
 
@@ -303,15 +303,16 @@ def view_query(sql: str | None) -> str | None:
     """The query of a `CREATE VIEW name [(columns)] AS query;`, found with DuckDB's tokenizer."""
     if not sql:
         return None
+    data = sql.encode("utf-8", "surrogatepass")
     try:
-        tokens = duckdb.tokenize(sql)
+        found = duckdb.tokenize(sql)
     except duckdb.Error:
         return None
     depth = 0
     seen_view = False
-    for index, (start, kind) in enumerate(tokens):
-        end = tokens[index + 1][0] if index + 1 < len(tokens) else len(sql)
-        word = sql[start:end].strip()
+    for index, (start, kind) in enumerate(found):  # offsets in bytes of UTF-8
+        end = found[index + 1][0] if index + 1 < len(found) else len(data)
+        word = data[start:end].decode("utf-8", "replace").strip()
         if word == "(":
             depth += 1
         elif word == ")":
@@ -319,5 +320,6 @@ def view_query(sql: str | None) -> str | None:
         elif kind == duckdb.token_type.keyword and word.lower() == "view":
             seen_view = True
         elif seen_view and depth == 0 and kind == duckdb.token_type.keyword and word.lower() == "as":
-            return sql[end:].strip().rstrip(";").strip() or None
+            query = data[end:].decode("utf-8", "surrogatepass")
+            return query.strip().rstrip(";").strip() or None
     return None

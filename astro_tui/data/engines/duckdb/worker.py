@@ -42,6 +42,7 @@ import signal
 import struct
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from typing import IO, Any
 
@@ -52,6 +53,7 @@ _CATALOG_BATCH = 8192
 _PIPE_BYTES = 1 << 20
 """Larger results go through a file in memory (/dev/shm) that the parent maps, not the pipe."""
 _PR_SET_PDEATHSIG = 1
+_REPARENT_S = 2.0
 _RESULTS = itertools.count(1)
 
 
@@ -88,7 +90,14 @@ class _Parent:
         self.gone()
 
     def gone(self) -> None:
+        """Exit; first remove astro's scratch if astro is dead. A dying process closes its files
+        before its children are handed to a new parent, so the pipe's end can come a moment
+        before `getppid()` changes: give it that moment. A parent still there after it has
+        dismissed this worker (and cleans up itself)."""
         with self._ending:
+            deadline = time.monotonic() + _REPARENT_S
+            while os.getppid() == self.parent and time.monotonic() < deadline:
+                time.sleep(0.01)
             if os.getppid() != self.parent:
                 for path in self.scratch:
                     shutil.rmtree(path, ignore_errors=True)
@@ -246,7 +255,7 @@ def _answer_statement(cursor: Any, request: dict[str, Any], setup: dict[str, Any
                 for kept in held:
                     writer.write_batch(kept)
                 held = []
-        total = fetch.total_rows(made, request["sql"], setup.get("view_rows", {})) if rows.truncated else None
+        total = _total(cursor, request["sql"], setup) if rows.truncated else None
         if writer is not None:
             writer.close()
             sink.close()
@@ -274,6 +283,17 @@ def _answer_statement(cursor: Any, request: dict[str, Any], setup: dict[str, Any
         for batch in held:
             stream.write_batch(batch)
     stdout.flush()
+
+
+def _total(cursor: Any, statement: str, setup: dict[str, Any]) -> int | None:
+    """On a cursor of its own: the statement's is still open on its reader."""
+    from astro_tui.data.engines.duckdb import fetch
+
+    counting = cursor()
+    try:
+        return fetch.total_rows(counting, statement, setup.get("view_rows", {}))
+    finally:
+        counting.close()
 
 
 def _answer_meta(con: Any, request: dict[str, Any], stdout: IO[bytes]) -> None:
