@@ -200,15 +200,20 @@ class _Worker:
         if self.pristine:
             self.baseline = _rss(self.proc.pid) or self.baseline
 
-    def outside_sql(self) -> None:
-        """Outside SQL is about to reach this worker: it is warmed first (untimed: loading the
-        guard is no statement's work), and the baseline is taken now, for good."""
+    def warm_up(self) -> None:
+        """Load Arrow, the guard and the file's definitions (untimed: no statement's work)."""
         if not self.warm:
             write_frame(self.stdin, {"warm": True})
             answer = read_frame(self.stdout)
             if not answer or not answer.get("ok"):
                 raise QueryError(str((answer or {}).get("message", "the query process ended unexpectedly")))
             self.warm = True
+            self.rebase()
+
+    def outside_sql(self) -> None:
+        """Outside SQL is about to reach this worker: it is warmed first, and the baseline is
+        taken now, for good."""
+        self.warm_up()
         self.rebase()
         self.pristine = False
 
@@ -348,13 +353,6 @@ class WorkerPool:
         finally:
             self._give_back(worker, keep=worker.clean)
 
-    def check(self, sql: str, *, timeout: float | None) -> tuple[str, float]:
-        """The guard's verdict (`guard.check` in the worker, against the open file) and the
-        seconds it took, under the same time and memory limits as a statement: parsing is
-        work a statement makes."""
-        header = self._request({"check": sql}, timeout, 0.0, None, lambda worker, header: header)
-        return str(header["statement"]), float(header["seconds"])
-
     def run(
         self,
         statement: str,
@@ -362,19 +360,11 @@ class WorkerPool:
         cap: int | None,
         timeout: float | None,
         cancel: CancelToken | None,
-        spent: float = 0.0,
-    ) -> tuple[pa.Table, bool, int | None]:
-        """`spent`: seconds of `timeout` its check already used."""
-        return self._request({"sql": statement, "cap": cap}, timeout, spent, cancel, self._rows)
-
-    def _request(
-        self,
-        request: dict[str, Any],
-        timeout: float | None,
-        spent: float,
-        cancel: CancelToken | None,
-        answer: Callable[[_Worker, dict[str, Any]], Any],
-    ) -> Any:
+        guard: bool = True,
+    ) -> tuple[pa.Table, bool, int | None, str]:
+        """The rows, whether they were cut, the full count when cheap, and the statement that
+        ran. With `guard`, the worker checks it first (`guard.check` against the open file),
+        in the same request: parsing is work a statement makes, under its limits."""
         worker = self._take()
         stop = _Stop()
         if cancel is not None:
@@ -383,13 +373,11 @@ class WorkerPool:
             worker.wait_ready(self._open_error)
             worker.outside_sql()
             worker.clean = False
-            sent = time.monotonic()
-            write_frame(worker.stdin, request)
-            header = self._header(worker, stop, timeout, memory=self._memory, started=sent - spent)
-            header["seconds"] = time.monotonic() - sent
-            result = answer(worker, header)
+            write_frame(worker.stdin, {"sql": statement, "cap": cap, "guard": guard})
+            header = self._header(worker, stop, timeout, memory=self._memory)
+            rows = self._rows(worker, header)
             worker.clean = True
-            return result
+            return rows
         except (BrokenPipeError, ValueError, OSError) as exc:
             raise QueryError(f"the query process failed: {exc}") from None
         finally:
@@ -398,7 +386,7 @@ class WorkerPool:
             self._give_back(worker, keep=worker.clean)
 
     @staticmethod
-    def _rows(worker: _Worker, header: dict[str, Any]) -> tuple[pa.Table, bool, int | None]:
+    def _rows(worker: _Worker, header: dict[str, Any]) -> tuple[pa.Table, bool, int | None, str]:
         import pyarrow as pa  # not at import: opening the database and its catalog need none
 
         total = header.get("total")
@@ -411,20 +399,14 @@ class WorkerPool:
                     os.unlink(path)  # the mapping stays valid; the name is gone
         else:
             table = pa.ipc.open_stream(worker.stdout).read_all()
-        return table, bool(header["truncated"]), total if isinstance(total, int) else None
+        total = total if isinstance(total, int) else None
+        return table, bool(header["truncated"]), total, str(header["statement"])
 
     def _header(
-        self,
-        worker: _Worker,
-        stop: _Stop,
-        timeout: float | None,
-        *,
-        memory: int | None,
-        started: float | None = None,
+        self, worker: _Worker, stop: _Stop, timeout: float | None, *, memory: int | None
     ) -> dict[str, Any]:
-        """Wait for the answer's header under the limits, the time limit counted from `started`;
-        an error header is raised here."""
-        started = time.monotonic() if started is None else started
+        """Wait for the answer's header under the limits; an error header is raised here."""
+        started = time.monotonic()
         interrupted: float | None = None
         reason = ""
         while not select.select([worker.stdout], [], [], _POLL_S)[0]:

@@ -13,11 +13,12 @@ statement are resolved against the file as DuckDB will resolve them
 
 Protocol over stdin/stdout, frames of an 8-byte length and a JSON body: the
 parent sends the setup, the child answers `ready` (or the error); then:
-- `{"check": sql}` → `{"ok", "statement"}` or `{"ok": false, "refused", "message"}`;
-- `{"sql", "cap"}` → a header (`ok`, `truncated`, `total`, or `message`) and, when
-  ok, the rows as an Arrow IPC stream on the pipe, or for a larger result the
-  path of an Arrow file in /dev/shm (mode 0600) that the parent maps; the rows
-  are streamed from DuckDB to either, never held whole here;
+- `{"sql", "cap", "guard"}` → the guard's verdict on the statement and, if it
+  passes, a header (`ok`, `truncated`, `total`, the `statement` that ran; or
+  `message`, and `refused` for the guard's) and the rows as an Arrow IPC stream
+  on the pipe, or for a larger result the path of an Arrow file in /dev/shm
+  (mode 0600) that the parent maps; the rows are streamed from DuckDB to either,
+  never held whole here;
 - the engine's own catalog request (`{"meta": "catalog"}`) → `pickled`, the length
   of the pickle (the catalog model) that follows.
 A byte on a second pipe (its descriptor is the first argument) interrupts the
@@ -172,10 +173,8 @@ def main() -> None:
                 definitions = _warm(cursor, setup)
             if "warm" in request:
                 write_frame(stdout, {"ok": True})
-            elif "check" in request:
-                _answer_check(request["check"], definitions, stdout)
             else:
-                _answer_statement(cursor, request, setup, stdout)
+                _answer_statement(cursor, request, setup, definitions, stdout)
         except duckdb.Error as exc:
             write_frame(stdout, {"ok": False, "message": engine_message(exc)})
         except Exception as exc:  # one answer, never a crash the parent reads as "out of memory?"
@@ -208,39 +207,38 @@ def _warm(cursor: Any, setup: dict[str, Any]) -> Any:
     return definitions
 
 
-def _answer_check(sql: str, definitions: Any, stdout: IO[bytes]) -> None:
-    from astro_tui.data.engines.duckdb import guard
-    from astro_tui.data.errors import GuardError, QueryError, one_line
-
-    try:
-        statement = guard.check(sql, database=definitions)
-    except GuardError as exc:
-        write_frame(stdout, {"ok": False, "refused": True, "message": str(exc)})
-        return
-    except QueryError as exc:
-        write_frame(stdout, {"ok": False, "message": str(exc)})
-        return
-    except Exception as exc:  # an interrupt mid-bind, or what no one planned for: one line
-        write_frame(stdout, {"ok": False, "message": f"the statement could not be checked: {one_line(exc)}"})
-        return
-    write_frame(stdout, {"ok": True, "statement": statement})
-
-
-def _answer_statement(cursor: Any, request: dict[str, Any], setup: dict[str, Any], stdout: IO[bytes]) -> None:
-    """Stream the rows to the pipe while they are small, else into a result file, so only one
-    batch at a time is held here; an error at any point (an interrupt lands as DuckDB's
-    error, or as Arrow's OSError while batches are read) is one answer, never a crash."""
+def _answer_statement(
+    cursor: Any, request: dict[str, Any], setup: dict[str, Any], definitions: Any, stdout: IO[bytes]
+) -> None:
+    """Check the statement (unless told not to: tests of the engine lock alone), then stream
+    its rows to the pipe while they are small, else into a result file, so only one batch at
+    a time is held here; an error at any point (an interrupt lands as DuckDB's error, or as
+    Arrow's OSError while batches are read) is one answer, never a crash."""
     import pyarrow as pa
 
-    from astro_tui.data.engines.duckdb import fetch
-    from astro_tui.data.errors import engine_message, one_line, syntax_message
+    from astro_tui.data.engines.duckdb import fetch, guard
+    from astro_tui.data.errors import GuardError, QueryError, engine_message, one_line, syntax_message
 
+    statement = request["sql"]
+    if request.get("guard", True):
+        try:
+            statement = guard.check(statement, database=definitions)
+        except GuardError as exc:
+            write_frame(stdout, {"ok": False, "refused": True, "message": str(exc)})
+            return
+        except QueryError as exc:
+            write_frame(stdout, {"ok": False, "message": str(exc)})
+            return
+        except Exception as exc:  # an interrupt while binding, or what no one planned for
+            message = f"the statement could not be checked: {one_line(exc)}"
+            write_frame(stdout, {"ok": False, "message": message})
+            return
     made = cursor()
     path = os.path.join(setup["results"], f"{os.getpid()}-{next(_RESULTS)}.arrow")
     sink: Any = None
     writer: Any = None
     try:
-        rows = fetch.Capped(made, request["sql"], request["cap"])
+        rows = fetch.Capped(made, statement, request["cap"])
         held: list[pa.RecordBatch] = []
         size = 0
         for batch in rows:
@@ -255,7 +253,7 @@ def _answer_statement(cursor: Any, request: dict[str, Any], setup: dict[str, Any
                 for kept in held:
                     writer.write_batch(kept)
                 held = []
-        total = _total(cursor, request["sql"], setup) if rows.truncated else None
+        total = _total(cursor, statement, setup) if rows.truncated else None
         if writer is not None:
             writer.close()
             sink.close()
@@ -274,7 +272,7 @@ def _answer_statement(cursor: Any, request: dict[str, Any], setup: dict[str, Any
         return
     finally:
         made.close()
-    header = {"ok": True, "truncated": rows.truncated, "total": total}
+    header = {"ok": True, "truncated": rows.truncated, "total": total, "statement": statement}
     if writer is not None:
         write_frame(stdout, {**header, "file": path})
         return
