@@ -152,7 +152,7 @@ def test_the_legitimate_corpus_passes_the_plan_judge(tpch_db: Path) -> None:  # 
     file's in each, or not): none is refused by it."""
     con = duckdb.connect(str(tpch_db), read_only=True, config={"enable_external_access": False})
     try:
-        definitions = FileDefinitions(con.cursor)
+        definitions = FileDefinitions.of(con)
         refused = []
         for name, sql in LEGIT.items():
             guard.check(sql, database=definitions)
@@ -190,3 +190,39 @@ def test_a_file_shadowing_built_ins_elsewhere_still_runs_the_legitimate_corpus(
             arbitrary = re.search(r"\bLIMIT\b", sql, re.I) and not re.search(r"\bORDER BY\b", sql, re.I)
             if not arbitrary and not name.startswith(("explain", "summarize")):  # plans name their file
                 assert sorted(map(repr, got.rows())) == sorted(map(repr, expected.rows())), name
+
+
+def test_security_md_gives_this_corpus_as_it_is() -> None:
+    text = (Path(__file__).resolve().parent.parent / "SECURITY.md").read_text(encoding="utf-8")
+    section = text.split("\n## DuckDB\n", 1)[1].split("\n## ", 1)[0]
+    order = ["named_elsewhere", "shadow", "view", "generated", "hidden_default", "table_macro", "odd_name"]
+    counts = ", ".join(str(sum(a["kind"] == k for a in ATTACKS)) for k in order)
+    assert f"| {len(ATTACKS)}, all refused, in {len(KINDS)} kinds |" in section
+    assert f"| {counts} |" in section
+    assert f"| {len(HOSTILE['legitimate'])} / {len(HOSTILE['legitimate'])} |" in section
+    assert f"| 0 / {len(LEGIT)} |" in section
+
+
+def test_astro_reads_the_file_with_the_built_ins_first(
+    hostile: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file's `main.duckdb_views()` and friends would hide its views from the guard and write
+    the catalog the model reads; astro's own queries put DuckDB's built-ins first."""
+    monkeypatch.setenv("ASTRO_CACHE_DIR", str(tmp_path / "cache"))
+    con = duckdb.connect(str(hostile), read_only=True)
+    try:
+        truth = {
+            str(name)
+            for (name,) in con.execute(
+                "SELECT table_name FROM system.main.duckdb_tables() "
+                "UNION SELECT view_name FROM system.main.duckdb_views() WHERE NOT internal"
+            ).fetchall()
+        }
+    finally:
+        con.close()
+    with Database.open([str(hostile)], Settings()) as db:
+        catalog = db.load_catalog()
+        hidden = secrets_of(db, hostile)
+    names = {table.name for schema in catalog.schemas for table in schema.tables}
+    assert names == truth and "v_unlisted" in names
+    assert not [h for h in hidden if h in repr(catalog)]

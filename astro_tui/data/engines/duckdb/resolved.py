@@ -77,29 +77,61 @@ class Definition:
     macro: bool = False
 
 
+def builtins_first(cursor: duckdb.DuckDBPyConnection) -> str:
+    """A search path with DuckDB's built-ins first, then the default database's schemas (`main`
+    first, so unqualified names mean what they meant; the others so that `schema.table` still
+    finds its schema). Read with fully qualified calls: the file's own `duckdb_schemas()`
+    could stand in for an unqualified one."""
+    (database,) = cursor.execute("SELECT system.main.current_database()").fetchone() or ("",)
+    rows = cursor.execute(
+        "SELECT schema_name FROM system.main.duckdb_schemas() "
+        "WHERE database_name = system.main.current_database()"
+    ).fetchall()
+    schemas = sorted((str(r[0]) for r in rows), key=lambda name: (name != "main", name))
+    ours = [f"{_quoted(database)}.{_quoted(schema)}" for schema in schemas]
+    return ",".join(["system.main", "system.pg_catalog", *ours])
+
+
+def with_builtins_first(cursor: duckdb.DuckDBPyConnection, search_path: str) -> duckdb.DuckDBPyConnection:
+    cursor.execute(f"SET search_path = {_literal(search_path)}")
+    return cursor
+
+
 class FileDefinitions:
     """The guard's view of an open database (`guard.Definitions`), read once per worker.
 
-    `cursor` gives a new cursor of the worker's connection (the worker can interrupt it);
-    `trusted_views` are astro's own (the Parquet targets' views over their files). A plan
-    that scans Parquet cannot be shown (DuckDB 2.0 cannot serialise that step), so a
-    statement that needs its plan judged and reads one of those views is refused."""
+    `cursor` gives a new cursor of the worker's connection as a statement gets it (names
+    resolved as DuckDB resolves them); `trusted` one with the built-ins first in its search
+    path, for astro's own queries, which the file's macros must never stand in for (a
+    `main.duckdb_views()` would hide the file's views from the guard). The worker can
+    interrupt both. `trusted_views` are astro's own (the Parquet targets' views over their
+    files). A plan that scans Parquet cannot be shown (DuckDB 2.0 cannot serialise that
+    step), so a statement that needs its plan judged and reads one of those views is refused."""
 
     def __init__(
         self,
         cursor: Callable[[], duckdb.DuckDBPyConnection],
+        trusted: Callable[[], duckdb.DuckDBPyConnection],
         *,
         trusted_views: Iterable[Iterable[str]] = (),
     ) -> None:
         self._cursor = cursor
-        self._trusted = {tuple(ascii_lower(p) for p in view) for view in trusted_views}
+        self._trusted = trusted
+        self._own_views = {tuple(ascii_lower(p) for p in view) for view in trusted_views}
         self._defined: dict[str, list[Definition]] | None = None
         self._odd: list[str] = []
         self._macros: dict[str, list[Definition]] = {}
         self._clean: set[str] = set()
         self._tainted: dict[str, str] = {}
-        self._builtin_first: str | None = None
-        """A search path with the built-ins first, when the file shadows one (else None)."""
+        self._shadows = False
+        """Whether the file defines something under the name of a built-in."""
+
+    @classmethod
+    def of(cls, con: duckdb.DuckDBPyConnection) -> FileDefinitions:
+        """Over one connection, in the process that holds it (a worker has its own cursors, which
+        it can interrupt)."""
+        path = builtins_first(con)
+        return cls(con.cursor, lambda: with_builtins_first(con.cursor(), path))
 
     def mentioned(self, text: str) -> bool:
         return bool(self._reached(text))
@@ -108,7 +140,7 @@ class FileDefinitions:
         reached = self._reached(text)
         self._vet(reached)
         self._check_calls(rules.calls)
-        if reached or rules.unsettled or self._builtin_first:
+        if reached or rules.unsettled or self._shadows:
             self._check_plan(text, rules)
 
     def _definitions(self) -> dict[str, list[Definition]]:
@@ -119,12 +151,13 @@ class FileDefinitions:
             self._macros = {k: [d for d in v if d.macro] for k, v in defined.items()}
             self._odd = [k for k in defined if not _WORD.fullmatch(k)]
             if defined:
-                self._builtin_first = self._shadowing(defined)
+                self._shadows = self._shadowing(defined)
             self._defined = defined
         return self._defined
 
     def _rows(self, sql: str) -> list[tuple[Any, ...]]:
-        cursor = self._cursor()
+        """Astro's own queries of the catalog, the built-ins first (see the class)."""
+        cursor = self._trusted()
         try:
             return cursor.execute(sql).fetchall()
         finally:
@@ -135,7 +168,7 @@ class FileDefinitions:
         for db, schema, name, kind, body, parameters in self._rows(
             "SELECT database_name, schema_name, function_name, function_type, macro_definition, "
             "len(parameters) FROM duckdb_functions() "
-            "WHERE NOT internal AND function_type IN ('macro', 'table_macro')"
+            "WHERE NOT internal AND function_type IN ('macro', 'table_macro')"  # built-ins first
         ):
             select = body if kind == "table_macro" else f"SELECT {body}"
             what = f"{kind.replace('_', ' ')} {db}.{schema}.{name}"
@@ -143,7 +176,7 @@ class FileDefinitions:
         for db, schema, name, sql in self._rows(
             "SELECT database_name, schema_name, view_name, sql FROM duckdb_views() WHERE NOT internal"
         ):
-            if (ascii_lower(db), ascii_lower(schema), ascii_lower(name)) not in self._trusted:
+            if (ascii_lower(db), ascii_lower(schema), ascii_lower(name)) not in self._own_views:
                 yield name.lower(), Definition(f"view {db}.{schema}.{name}", view_query(sql))
         for db, schema, name, expressions in self._rows(
             "SELECT database_name, schema_name, table_name, list(generation_expression) "
@@ -152,11 +185,7 @@ class FileDefinitions:
             what = f"generated columns of table {db}.{schema}.{name}"
             yield name.lower(), Definition(what, "SELECT " + ", ".join(expressions))
 
-    def _shadowing(self, defined: dict[str, list[Definition]]) -> str | None:
-        """The search path to bind with when the file defines something under the name of a
-        built-in function or system view: the built-ins, then the default database's schemas
-        (`main` first, so unqualified names mean what they meant; the others so that a
-        `schema.table` still finds its schema)."""
+    def _shadowing(self, defined: dict[str, list[Definition]]) -> bool:
         builtin = {
             str(name).lower()
             for (name,) in self._rows(
@@ -164,15 +193,7 @@ class FileDefinitions:
                 "UNION SELECT view_name FROM duckdb_views() WHERE internal"
             )
         }
-        if not builtin & set(defined):
-            return None
-        rows = self._rows(
-            "SELECT schema_name FROM duckdb_schemas() WHERE database_name = current_database() "
-            "ORDER BY schema_name <> 'main', schema_name"
-        )
-        (database,) = self._rows("SELECT current_database()")[0]
-        schemas = [f"{_quoted(database)}.{_quoted(schema)}" for (schema,) in rows]
-        return ",".join(["system.main", "system.pg_catalog", *schemas])
+        return bool(builtin & set(defined))
 
     def _reached(self, text: str) -> set[str]:
         defined = self._definitions()
@@ -225,7 +246,7 @@ class FileDefinitions:
 
     def _check_plan(self, text: str, rules: Rules) -> None:
         plan = self._bind(text)
-        if self._builtin_first and self._bind(text, self._builtin_first) != plan:
+        if self._shadows and self._bind(text, builtins_first=True) != plan:
             raise GuardError(  # whether or not it binds: what would run, or fail, is not DuckDB's
                 "refused: the database defines something under the name of a DuckDB built-in, "
                 "and this statement would run it in the built-in's place"
@@ -239,11 +260,9 @@ class FileDefinitions:
         for node in walk(tree.get("plans", [])):
             self._judge_step(node)
 
-    def _bind(self, text: str, search_path: str | None = None) -> str:
-        cursor = self._cursor()
+    def _bind(self, text: str, *, builtins_first: bool = False) -> str:
+        cursor = self._trusted() if builtins_first else self._cursor()
         try:
-            if search_path:
-                cursor.execute(f"SET search_path = {_literal(search_path)}")
             row = cursor.execute(_PLAN, [text]).fetchone()
         finally:
             cursor.close()

@@ -139,6 +139,8 @@ def main() -> None:
     except duckdb.Error as exc:
         write_frame(stdout, {"ready": False, "message": one_line(exc), "stage": stage})
         return
+    from astro_tui.data.engines.duckdb.resolved import builtins_first, with_builtins_first
+
     write_frame(stdout, {"ready": True})
     running: list[Any] = [None]
 
@@ -157,24 +159,29 @@ def main() -> None:
         running[0] = made
         return made
 
+    def trusted() -> Any:
+        """For astro's own queries: the built-ins first, whatever the file defines."""
+        return with_builtins_first(cursor(), path)
+
+    path = builtins_first(con)
     definitions: Any = None
     while True:
         if definitions is None and not select.select([stdin], [], [], _IDLE_S)[0]:
             with contextlib.suppress(Exception):  # a request will meet the same error, and say it
-                definitions = _warm(cursor, setup)  # idle: paid now rather than by the first statement
+                definitions = _warm(cursor, trusted, setup)  # idle: paid now, not by a statement
         request = read_frame(stdin)
         if request is None:
             break
         try:
             if "meta" in request:
-                _answer_meta(con, request, stdout)
+                _answer_meta(trusted, stdout)
                 continue
             if definitions is None:
-                definitions = _warm(cursor, setup)
+                definitions = _warm(cursor, trusted, setup)
             if "warm" in request:
                 write_frame(stdout, {"ok": True})
             else:
-                _answer_statement(cursor, request, setup, definitions, stdout)
+                _answer_statement(cursor, trusted, request, setup, definitions, stdout)
         except duckdb.Error as exc:
             write_frame(stdout, {"ok": False, "message": engine_message(exc)})
         except Exception as exc:  # one answer, never a crash the parent reads as "out of memory?"
@@ -183,7 +190,7 @@ def main() -> None:
             running[0] = None
 
 
-def _warm(cursor: Any, setup: dict[str, Any]) -> Any:
+def _warm(cursor: Any, trusted: Any, setup: dict[str, Any]) -> Any:
     """Arrow, the guard and what the file defines, loaded after `ready`: the engine's first
     request is often the catalog, which needs none of it, and a catalog shown sooner is
     worth more than a warm import. None of this is a statement's work, so the pool asks for
@@ -202,13 +209,18 @@ def _warm(cursor: Any, setup: dict[str, Any]) -> Any:
     finally:
         made.close()
     guard.check("SELECT 1")
-    definitions = FileDefinitions(cursor, trusted_views=setup.get("trusted_views", ()))
+    definitions = FileDefinitions(cursor, trusted, trusted_views=setup.get("trusted_views", ()))
     definitions.mentioned("")
     return definitions
 
 
 def _answer_statement(
-    cursor: Any, request: dict[str, Any], setup: dict[str, Any], definitions: Any, stdout: IO[bytes]
+    cursor: Any,
+    trusted: Any,
+    request: dict[str, Any],
+    setup: dict[str, Any],
+    definitions: Any,
+    stdout: IO[bytes],
 ) -> None:
     """Check the statement (unless told not to: tests of the engine lock alone), then stream
     its rows to the pipe while they are small, else into a result file, so only one batch at
@@ -253,7 +265,7 @@ def _answer_statement(
                 for kept in held:
                     writer.write_batch(kept)
                 held = []
-        total = _total(cursor, statement, setup) if rows.truncated else None
+        total = _total(trusted, statement, setup) if rows.truncated else None
         if writer is not None:
             writer.close()
             sink.close()
@@ -283,24 +295,26 @@ def _answer_statement(
     stdout.flush()
 
 
-def _total(cursor: Any, statement: str, setup: dict[str, Any]) -> int | None:
-    """On a cursor of its own: the statement's is still open on its reader."""
+def _total(trusted: Any, statement: str, setup: dict[str, Any]) -> int | None:
+    """On a cursor of its own (the statement's is still open on its reader), the built-ins
+    first: the file's `count_star` macro must not answer for `count(*)`."""
     from astro_tui.data.engines.duckdb import fetch
 
-    counting = cursor()
+    counting = trusted()
     try:
         return fetch.total_rows(counting, statement, setup.get("view_rows", {}))
     finally:
         counting.close()
 
 
-def _answer_meta(con: Any, request: dict[str, Any], stdout: IO[bytes]) -> None:
-    """Trusted queries of the engine's own (never user or model SQL)."""
+def _answer_meta(trusted: Any, stdout: IO[bytes]) -> None:
+    """The engine's own catalog request (never user or model SQL), the built-ins first: the
+    file's `main.duckdb_tables()` must not write the catalog the model reads."""
     from astro_tui.data.catalog_cache import dumps
     from astro_tui.data.engines.duckdb import catalog
 
     def rows(sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
-        cursor = con.cursor()
+        cursor = trusted()
         try:
             return cursor.execute(sql, params or []).fetchall()
         finally:
@@ -309,7 +323,7 @@ def _answer_meta(con: Any, request: dict[str, Any], stdout: IO[bytes]) -> None:
     def streamed(sql: str) -> Iterator[tuple[Any, ...]]:
         """The query runs now; its rows become Python objects a batch at a time, so 300,000
         columns are never all held as tuples at once."""
-        cursor = con.cursor()
+        cursor = trusted()
         cursor.execute(sql)
 
         def batches() -> Iterator[tuple[Any, ...]]:
