@@ -30,6 +30,11 @@ if TYPE_CHECKING:
 
 BATCH_ROWS = 1000
 """Rows turned into Python values at a time while printing."""
+_KEPT_BYTES = 8 * 2**20
+"""A table's cell texts are kept from the widths' pass for the lines' up to about this much;
+a larger table's are made again, so that printing it never holds more."""
+_STR_BYTES = 64
+"""What a short Python string (and its place in a row) costs beside its characters."""
 
 
 def number_text(value: float | int | decimal.Decimal, *, grouping: bool = True, digits: int = 15) -> str:
@@ -150,11 +155,18 @@ def table_lines(result: QueryResult, *, max_rows: int | None, max_cell: int = 60
         yield "(no columns)"
         return
     widths = [cell_len(c) for c in columns]
-    shown = 0
+    shown = held = 0
+    kept: list[list[list[str]]] | None = []
     for batch in _cell_batches(result, max_rows, max_cell):
         shown += len(batch)
         for row in batch:
             widths = [max(w, cell_len(c)) for w, c in zip(widths, row, strict=True)]
+        if kept is not None:
+            held += sum(_STR_BYTES + len(c) for row in batch for c in row)
+            if held <= _KEPT_BYTES:
+                kept.append(batch)
+            else:
+                kept = None
     numeric = [_is_numeric(result, i) for i in range(len(columns))]
 
     def line(cells: list[str]) -> str:
@@ -163,7 +175,7 @@ def table_lines(result: QueryResult, *, max_rows: int | None, max_cell: int = 60
 
     yield line(columns)
     yield "  ".join("-" * w for w in widths)
-    for batch in _cell_batches(result, max_rows, max_cell):
+    for batch in kept if kept is not None else _cell_batches(result, max_rows, max_cell):
         yield from (line(r) for r in batch)
     footer = result.count_text()
     if result.row_count > shown:

@@ -225,9 +225,12 @@ class _Worker:
         with contextlib.suppress(OSError):
             os.write(self._interrupts, b"!")
 
-    def kill(self) -> None:
+    def kill(self, *, wait: bool = True) -> None:
         """Once, whoever calls it: closing the interrupt pipe twice could close a descriptor
-        that another file has been given since."""
+        that another file has been given since. Without `wait`, the process is reaped (and
+        the result file it was writing removed) in the background: a process holding
+        gigabytes takes the kernel a while to tear down, and the statement's answer need not
+        wait for that."""
         with self._ending:
             if self._killed:
                 return
@@ -239,6 +242,12 @@ class _Worker:
                 stream.close()
         with contextlib.suppress(OSError):
             os.close(self._interrupts)
+        if wait:
+            self._reap()
+        else:
+            threading.Thread(target=self._reap, name="astro-reaper", daemon=True).start()
+
+    def _reap(self) -> None:
         self.proc.wait()
         with contextlib.suppress(OSError), os.scandir(self.results) as entries:
             for entry in entries:  # what it was writing when it was killed
@@ -298,7 +307,7 @@ class WorkerPool:
             if not keep and worker.ready and not self._closed and not self._idle:
                 with contextlib.suppress(QueryError):  # then the next request starts one
                     self._idle.append(_Worker(self._setup))  # the replacement, warm
-        worker.kill()
+        worker.kill(wait=False)
 
     def warm(self) -> None:
         """Start a worker now if none is running, without waiting: a statement or metadata
@@ -327,6 +336,11 @@ class WorkerPool:
                 if worker in self._idle:
                     self._idle.remove(worker)
             raise
+
+    def has_ready_worker(self) -> bool:
+        """Whether an idle worker has the database open (a statement need not wait for one)."""
+        with self._lock:
+            return any(worker.ready for worker in self._idle)
 
     def _starting_worker(self) -> _Worker:
         """Called with the lock held when no worker is idle: a new one, idle until taken."""
