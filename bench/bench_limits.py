@@ -43,8 +43,8 @@ def _rss(field: str, pid: int | str = "self") -> int:
 def _limits(path: Path) -> None:
     settings = dataclasses.replace(Settings(), memory_limit="1GB", query_timeout_s=3)
     with Database.open([str(path)], settings) as db:
-        db.execute("SELECT 1")
         for name, sql in RUNAWAY.items():
+            db.execute("SELECT 1")  # a worker ready and warm (the last one may have been killed)
             db.engine._pool.peak_rss = 0
             Path("/proc/self/clear_refs").write_text("5")
             before = _rss("VmRSS")
