@@ -48,9 +48,10 @@ from astro_tui.data.input_limits import too_deep
 
 _WORD = re.compile(r"\w+")
 _PLAN = (
-    "SELECT json_serialize_plan(?, skip_null := true, skip_empty := true, skip_default := true, "
-    "optimize := false)"
+    "SELECT system.main.json_serialize_plan(?, skip_null := true, skip_empty := true, "
+    "skip_default := true, optimize := false)"
 )
+"""Qualified: the statement is bound as DuckDB will, but the call that binds it is DuckDB's."""
 _READ_ONLY_STEPS = frozenset({
     "LOGICAL_PROJECTION", "LOGICAL_FILTER", "LOGICAL_AGGREGATE_AND_GROUP_BY", "LOGICAL_WINDOW",
     "LOGICAL_UNNEST", "LOGICAL_LIMIT", "LOGICAL_ORDER_BY", "LOGICAL_TOP_N", "LOGICAL_DISTINCT",
