@@ -297,3 +297,24 @@ def test_every_system_view_over_something_refused_is_refused_by_name() -> None:
             over_refused.add(str(name))
     assert over_refused
     assert over_refused <= guard._REFUSED_VIEWS, sorted(over_refused - guard._REFUSED_VIEWS)
+
+
+def test_every_built_in_macro_over_something_refused_is_refused_by_name() -> None:
+    """A built-in macro is a plain function call in the text; its body is DuckDB's SQL, which
+    may call what the guard refuses (`get_block_size` calls `pragma_database_size()`)."""
+    con = duckdb.connect()
+    try:
+        macros = con.execute(
+            "SELECT function_name, function_type, macro_definition FROM duckdb_functions() "
+            "WHERE internal AND function_type IN ('macro', 'table_macro')"
+        ).fetchall()
+    finally:
+        con.close()
+    over_refused = set()
+    for name, kind, body in macros:
+        try:
+            guard.check_ast(body if kind == "table_macro" else f"SELECT {body}", guard.Rules(resolving=False))
+        except GuardError:
+            over_refused.add(str(name))
+    assert over_refused
+    assert all(guard.refused_function(name) for name in over_refused), sorted(over_refused)

@@ -177,6 +177,7 @@ _REFUSED_FUNCTIONS = {
     "json_serialize_plan",
     "write_log",
     "index_key",  # a table and index named in text
+    "get_block_size",  # a built-in macro over pragma_database_size()
 }
 _REFUSED_PREFIXES = ("read_", "parquet_", "sniff_", "iceberg_", "delta_", "st_read", "write_")
 # Callable from a SELECT, yet they write (sequences, checkpoints, the log), or run or resolve
