@@ -402,8 +402,8 @@ def config(ctx: click.Context, **flags: Any) -> None:
     if ctx.invoked_subcommand is not None:
         return
     from astro_tui.config import setting_sources
-    from astro_tui.data.text_table import inert
-    from astro_tui.data.urls import redact_url
+    from astro_tui.llm.errors import display_url
+    from astro_tui.text import inert, redact_url
 
     settings = _settings(**flags)
     mapping = {"timeout": "query_timeout_s", "max_rows": "row_cap"}
@@ -420,7 +420,7 @@ def config(ctx: click.Context, **flags: Any) -> None:
         if name == "api_key":
             value = "(set)" if value else "(not set)"
         elif name == "base_url" and value:
-            value = redact_url(value)
+            value = display_url(value)
         shown = value if value is not None else "(not set)"
         rows.append((name, inert(str(shown), keep_newlines=False), sources[name]))
     for name, url in sorted(settings.connections.items()):

@@ -471,7 +471,7 @@ HOSTILE = " ".join(PAYLOADS.values())
 HOSTILE_COLUMN = f"note {PAYLOADS['rich-click']} {PAYLOADS['osc52-clipboard']}"
 HOSTILE_TABLE = PAYLOADS["rich-style"]
 # What a terminal acts on: C0 controls (no newline or tab is left in a rendered line), DEL,
-# C1 controls, bidi controls: the set `astro_tui.data.inert` makes visible.
+# C1 controls, bidi controls: the set `astro_tui.text.inert` makes visible.
 UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 SGR = re.compile(r"\x1b\[[0-9;:]*m")  # Textual's own colours: the only sequences it may send
 SHOWN_OSC52 = "\\x1b]52;c;aGk=\\x07"  # the OSC 52 payload as it reads once made inert

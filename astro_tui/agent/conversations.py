@@ -16,13 +16,14 @@ from pathlib import Path
 from typing import Any, get_args
 
 from astro_tui.agent.history import Entry, Turn, TurnStatus
+from astro_tui.errors import AstroError
 from astro_tui.files import atomic_write_text
 
 FORMAT_VERSION = 1
 _STATUSES = frozenset(get_args(TurnStatus))
 
 
-class ConversationError(Exception):
+class ConversationError(AstroError):
     """A conversation cannot be found or read; the message is one line."""
 
 

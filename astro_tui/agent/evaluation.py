@@ -28,6 +28,7 @@ from astro_tui.config import Settings
 from astro_tui.data.catalog_model import Catalog
 from astro_tui.data.database import Database
 from astro_tui.data.errors import DataError
+from astro_tui.errors import AstroError
 from astro_tui.llm import ChatClient
 from astro_tui.resources import resource_dir
 
@@ -37,11 +38,11 @@ GOLD_KEYS = ("sql", "query", "SQL")
 Status = Literal["correct", "wrong", "unverified", "no answer", "gold failed"]
 
 
-class EvalInputError(Exception):
+class EvalInputError(AstroError):
     """The question file cannot be used; the message is one line naming the file and line."""
 
 
-class EvalAborted(Exception):
+class EvalAborted(AstroError):
     """The model server cannot be used at all (no key, unknown model, unreachable): asking the
     remaining questions would only repeat the failure. `code` is the exit code."""
 

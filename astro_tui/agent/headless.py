@@ -38,10 +38,10 @@ from astro_tui.agent.loop import Agent
 from astro_tui.config import Settings
 from astro_tui.data.database import Database
 from astro_tui.data.errors import DataError
-from astro_tui.data.inert import inert, json_inert
 from astro_tui.data.results import QueryResult
 from astro_tui.data.text_table import format_table, json_safe
 from astro_tui.llm import ChatClient, LLMError, model_not_configured_message
+from astro_tui.text import inert, json_inert
 
 TEXT_ROWS = 50
 LIVE_REFRESH_S = 0.1

@@ -53,6 +53,7 @@ from astro_tui.agent.workspace import Workspace
 from astro_tui.config import Settings
 from astro_tui.data.catalog_model import Catalog
 from astro_tui.data.database import CancelToken, Database
+from astro_tui.errors import error_line
 from astro_tui.files import atomic_write_text
 from astro_tui.llm import (
     ChatClient,
@@ -307,7 +308,7 @@ class Agent:
         except Exception as exc:
             self._ctx.cancel.cancel()
             self._finish(turn, "error", "(This question failed with an internal error.)")
-            yield ErrorEvent(f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}")
+            yield ErrorEvent(f"internal error: {error_line(exc, 300)}")
             yield tally.done("error")
         finally:
             if turn.status == "open":

@@ -19,13 +19,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
-from astro_tui.data.errors import DataError
 from astro_tui.data.results import QueryResult
+from astro_tui.errors import AstroError, error_line
 
 MAX_CONTENT_CHARS = 12_000
 
 
-class ToolError(Exception):
+class ToolError(AstroError):
     """A failure the model can fix; `str()` is exactly what the model reads."""
 
 
@@ -167,11 +167,10 @@ class ToolRegistry:
                 returned = await spec.func(**call.arguments)
             else:
                 returned = await asyncio.to_thread(spec.func, **call.arguments)
-        except (ToolError, DataError) as exc:
-            return ToolOutcome(False, _cap(str(exc) or type(exc).__name__), _ms(started))
+        except AstroError as exc:
+            return ToolOutcome(False, _cap(error_line(exc)), _ms(started))
         except Exception as exc:
-            detail = " ".join(str(exc).split())[:500]
-            return ToolOutcome(False, f"{spec.name} failed: {type(exc).__name__}: {detail}", _ms(started))
+            return ToolOutcome(False, f"{spec.name} failed: {error_line(exc, 500)}", _ms(started))
         if isinstance(returned, ToolReturn):
             return ToolOutcome(
                 True,

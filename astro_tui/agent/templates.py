@@ -43,6 +43,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from jinja2.visitor import NodeTransformer
 
 from astro_tui.data.results import QueryResult
+from astro_tui.errors import AstroError, error_line
 
 MAX_OUTPUT_CHARS = 20_000
 MAX_SIZE = 100_000
@@ -52,7 +53,7 @@ MAX_INT_BITS = 4_096
 MISSING = "—"
 
 
-class TemplateError(Exception):
+class TemplateError(AstroError):
     """Why a template could not be rendered, phrased for the model to fix it."""
 
 
@@ -690,6 +691,5 @@ def _generate(compiled: Template, inputs: Mapping[str, QueryResult], max_chars: 
     except RecursionError:
         raise TemplateError("template error: nesting too deep") from None
     except Exception as exc:
-        detail = " ".join(str(exc).split())[:300]
-        raise TemplateError(f"template error: {type(exc).__name__}: {detail}") from None
+        raise TemplateError(f"template error: {error_line(exc, 300)}") from None
     return "".join(parts).strip()

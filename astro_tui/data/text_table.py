@@ -11,10 +11,10 @@ import decimal
 import re
 from typing import Any
 
-from rich.cells import cell_len, set_cell_size
+from rich.cells import cell_len
 
-from astro_tui.data.inert import inert
 from astro_tui.data.results import QueryResult
+from astro_tui.text import clip, inert
 
 
 def number_text(value: float | int | decimal.Decimal, *, grouping: bool = True, digits: int = 15) -> str:
@@ -56,13 +56,6 @@ def cell_text(value: Any, *, max_chars: int | None = None, grouping: bool = True
     if max_chars is not None and cell_len(text) > max_chars:
         text = clip(text, max_chars)
     return text
-
-
-def clip(text: str, width: int) -> str:
-    """Cut to `width` terminal cells, a wide (CJK) character counting two."""
-    if cell_len(text) <= width:
-        return text
-    return set_cell_size(text, width - 1).rstrip() + "…"
 
 
 def pad(text: str, width: int, *, right: bool = False) -> str:

@@ -25,12 +25,13 @@ from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
 from astro_tui.config import Settings, write_setting
+from astro_tui.errors import error_line
 from astro_tui.resources import resource_dir
+from astro_tui.text import inert, one_line
 from astro_tui.ui import slash
 from astro_tui.ui.actions import AstroCommands, bindings
 from astro_tui.ui.clipboard import copy_text
 from astro_tui.ui.focus import focus_now
-from astro_tui.ui.inert import inert, one_line
 from astro_tui.ui.messages import (
     AgentReady,
     BuildProgress,
@@ -176,7 +177,7 @@ class AstroApp(App[int]):
         error = worker.error
         self.log.error(f"worker {worker.name or worker.group} failed", error)
         self.notify(
-            f"{worker.group or worker.name}: {type(error).__name__}: {one_line(str(error), 200)}",
+            f"{worker.group or worker.name}: {one_line(error_line(error), 260)}",
             title="Something went wrong (astro is still running)",
             severity="error",
             markup=False,
@@ -197,7 +198,7 @@ class AstroApp(App[int]):
             self.post_message(DatabaseFailed(str(exc)))
             return
         except Exception as exc:
-            self.post_message(DatabaseFailed(f"cannot open the database: {type(exc).__name__}: {exc}"))
+            self.post_message(DatabaseFailed(f"cannot open the database: {error_line(exc)}"))
             return
         self.post_message(DatabaseOpened(db))
         self._read_catalog(db)  # in this thread: no trip through the loop in between
@@ -256,7 +257,7 @@ class AstroApp(App[int]):
         except DataError as exc:
             self.post_message(DatabaseFailed(str(exc)))
         except Exception as exc:
-            self.post_message(DatabaseFailed(f"cannot open the database: {type(exc).__name__}: {exc}"))
+            self.post_message(DatabaseFailed(f"cannot open the database: {error_line(exc)}"))
 
     def on_catalog_loaded(self, message: CatalogLoaded) -> None:
         assert self.db is not None
@@ -434,7 +435,7 @@ class AstroApp(App[int]):
             self.post_message(QueryFailed(str(exc), "sql"))
             return
         except Exception as exc:
-            self.post_message(QueryFailed(f"{type(exc).__name__}: {exc}", "sql"))
+            self.post_message(QueryFailed(error_line(exc), "sql"))
             return
         # Measured here, in the thread that has the rows, the table is on screen with the
         # result: in the pane's own worker it would compete with the loop's paint of it.
@@ -521,7 +522,7 @@ class AstroApp(App[int]):
             self.post_message(ExportFinished(path, 0, str(exc)))
             return
         except Exception as exc:
-            self.post_message(ExportFinished(path, 0, f"{type(exc).__name__}: {exc}"))
+            self.post_message(ExportFinished(path, 0, error_line(exc)))
             return
         self.post_message(ExportFinished(str(written), table.num_rows))
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
+from astro_tui.errors import AstroError
+
 EXPORT_FORMATS = ("csv", "parquet", "json")
 
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -26,7 +28,7 @@ class Slash:
     arg: str = ""
 
 
-class SlashError(ValueError):
+class SlashError(AstroError):
     """A malformed slash command; the message is one line for the user."""
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from astro_tui.text import one_line
+
 
 def counted(n: int, singular: str, plural: str | None = None) -> str:
     return f"{n:,} {singular if n == 1 else plural or singular + 's'}"
@@ -19,14 +21,10 @@ def sql_title(sql: str, width: int = 40) -> str:
     it reads, else its first words."""
     match = _COMMENT.match(sql)
     if match:
-        text = " ".join((match.group("line") or match.group("block") or "").split())
+        text = one_line(match.group("line") or match.group("block") or "", width)
         if text:
-            return _clip(text, width)
+            return text
     found = _FROM.search(sql)
     if found:
-        return _clip("from " + re.sub(r"\s*\.\s*", ".", found.group(1)), width)
-    return _clip(" ".join(sql.split()), width)
-
-
-def _clip(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
+        return one_line("from " + re.sub(r"\s*\.\s*", ".", found.group(1)), width)
+    return one_line(sql, width)

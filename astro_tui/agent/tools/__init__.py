@@ -11,6 +11,7 @@ from astro_tui.agent.tools.notes import NoteTools
 from astro_tui.agent.tools.output import OutputTools
 from astro_tui.agent.tools.sql import SqlTools
 from astro_tui.agent.workspace import sql_description
+from astro_tui.text import one_line
 
 INTERNAL_TOOLS = ("shell", "show_table", "search_metadata", "run_sql", "read_context", "update_context")
 OUTPUT_TOOLS = ("submit_result", "submit_observation", "render_chart", "send_message")
@@ -35,8 +36,7 @@ def build_registry(ctx: ToolContext) -> ToolRegistry:
 
 
 def _cut(text: str, limit: int = SUMMARY_CHARS) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return one_line(text, limit)
 
 
 def _sql_label(sql: Any) -> str:

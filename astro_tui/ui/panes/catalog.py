@@ -17,8 +17,9 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static, Tree
 from textual.widgets.tree import TreeNode
 
+from astro_tui.text import inert
 from astro_tui.ui.actions import bindings
-from astro_tui.ui.inert import inert, inert_text
+from astro_tui.ui.inert import inert_text
 from astro_tui.ui.messages import TableCard
 from astro_tui.ui.panes.shell import ShellPane
 from astro_tui.ui.wording import counted

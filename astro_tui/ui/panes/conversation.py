@@ -20,7 +20,9 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
-from astro_tui.ui.inert import inert, inert_text, one_line
+from astro_tui.errors import error_line
+from astro_tui.text import inert, one_line
+from astro_tui.ui.inert import inert_text
 from astro_tui.ui.messages import AgentEvent, ResultOrigin, ResultReady, TurnFinished
 from astro_tui.ui.widgets.answer_card import UNVERIFIED_NOTE, AnswerCard, capped
 from astro_tui.ui.widgets.markdown_text import MarkdownText, StreamingMarkdown
@@ -245,7 +247,7 @@ class ConversationPane(Vertical):
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            self.post_message(TurnFinished(turn, error=f"{type(exc).__name__}: {exc}"))
+            self.post_message(TurnFinished(turn, error=error_line(exc)))
             return
         self.post_message(TurnFinished(turn))
 

@@ -17,9 +17,10 @@ from textual.app import ComposeResult
 from textual.containers import Container, Vertical, VerticalScroll
 from textual.widgets import Select, Static, TabbedContent, TabPane, Tabs
 
+from astro_tui.text import inert, one_line
 from astro_tui.ui.actions import bindings
 from astro_tui.ui.focus import focus_now
-from astro_tui.ui.inert import inert, inert_text, one_line
+from astro_tui.ui.inert import inert_text
 from astro_tui.ui.messages import ChartPrepared, ResultOrigin, TablePrepared
 from astro_tui.ui.table_backend import display_backend
 from astro_tui.ui.widgets.tool_block import result_status, sql_syntax

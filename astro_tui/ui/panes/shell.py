@@ -15,9 +15,11 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Input, RichLog, Static
 
+from astro_tui.errors import error_line
+from astro_tui.text import inert
 from astro_tui.ui.actions import bindings
 from astro_tui.ui.history import History
-from astro_tui.ui.inert import inert, inert_text
+from astro_tui.ui.inert import inert_text
 from astro_tui.ui.messages import ShellOutput, ShellReady
 
 if TYPE_CHECKING:
@@ -134,7 +136,7 @@ class ShellPane(Vertical):
 
             shell = Shell(catalog, db)
         except Exception as exc:
-            self.post_message(ShellReady(None, f"{type(exc).__name__}: {exc}"))
+            self.post_message(ShellReady(None, error_line(exc)))
             return
         self.post_message(ShellReady(shell))
 
@@ -186,7 +188,7 @@ class ShellPane(Vertical):
                     result = shell.run(command)
                     output, code = str(result.output), int(result.exit_code)
                 except Exception as exc:  # the shell reports errors itself; this is a last resort
-                    output, code = f"{type(exc).__name__}: {exc}", 1
+                    output, code = error_line(exc), 1
                 cwd = str(getattr(shell, "cwd", "/"))
             self.post_message(ShellOutput(command, output, code, cwd))
 
