@@ -47,7 +47,7 @@ from astro_tui.agent.history import Entry, History, Turn, TurnStatus, short_summ
 from astro_tui.agent.prompts import system_prompt
 from astro_tui.agent.registry import ParsedCall, ToolOutcome, ToolRegistry
 from astro_tui.agent.templates import MAX_OUTPUT_CHARS, numbers_in_text
-from astro_tui.agent.tools import ToolContext, build_registry, call_summary
+from astro_tui.agent.tools import ToolContext, build_registry
 from astro_tui.agent.tools.context import TURN_CANCEL
 from astro_tui.agent.workspace import Workspace
 from astro_tui.config import Settings
@@ -439,6 +439,7 @@ class Agent:
                 ]
                 turn.entries.append(Entry(_assistant_message(completion.text, calls)))
                 answer: Answer | None = None
+                answered_with = ""
                 for call in calls:
                     skipped = (
                         "not run: the turn already ended with an answer"
@@ -454,9 +455,7 @@ class Agent:
                     tally.tool_calls += 1
                     if call.call_id not in live.values():
                         yield ToolCallStarted(call.call_id, call.name)
-                    yield ToolCallFinished(
-                        call.call_id, call.name, call.arguments, call_summary(call.name, call.arguments)
-                    )
+                    yield ToolCallFinished(call.call_id, call.name, call.arguments, call.summary)
                     began = time.perf_counter()
                     # The tool's thread copies this context: it keeps this turn's token even if it
                     # outlives the turn (the next turn replaces `self._ctx.cancel`).
@@ -476,7 +475,8 @@ class Agent:
                         TURN_CANCEL.reset(token)
                         tally.tools_s += time.perf_counter() - began
                     content = self._with_budget_hint(outcome, call, tally)
-                    turn.entries.append(_tool_entry(call, content, outcome.summary or short_summary(content)))
+                    summary = outcome.summary or short_summary(content)
+                    turn.entries.append(_tool_entry(call, content, summary, outcome.shown))
                     yield ToolResult(
                         call.call_id,
                         call.name,
@@ -487,10 +487,10 @@ class Agent:
                         outcome.result_name,
                     )
                     if call.is_output and outcome.ok and isinstance(outcome.value, Answer):
-                        answer = outcome.value
+                        answer, answered_with = outcome.value, call.name
 
                 if answer is not None:
-                    self._finish(turn, "answer", f"(Answered with {_answer_tool(answer)}.)")
+                    self._finish(turn, "answer", f"(Answered with {answered_with}.)")
                     yield answer
                     yield tally.done("answer")
                     return
@@ -582,14 +582,7 @@ def _assistant_message(text: str, calls: list[ParsedCall]) -> dict[str, Any]:
     }
 
 
-def _tool_entry(call: ParsedCall, content: str, summary: str | None = None) -> Entry:
-    return Entry({"role": "tool", "tool_call_id": call.call_id, "content": content}, summary)
-
-
-def _answer_tool(answer: Answer) -> str:
-    return {
-        "result": "submit_result",
-        "observation": "submit_observation",
-        "chart": "render_chart",
-        "message": "send_message",
-    }.get(answer.kind, answer.kind)
+def _tool_entry(
+    call: ParsedCall, content: str, summary: str | None = None, shown: str | None = None
+) -> Entry:
+    return Entry({"role": "tool", "tool_call_id": call.call_id, "content": content}, summary, shown)

@@ -204,7 +204,7 @@ class ConversationPane(Vertical):
             ]
             if calls:
                 self.add_note("tools: " + ", ".join(c.get("name", "?") for c in calls), "tools")
-            shown = _shown_answer(messages, calls) if turn.status == "answer" else None
+            shown = turn.shown_answer if turn.status == "answer" else None
             final = shown or next(
                 (
                     m.get("content")
@@ -491,23 +491,3 @@ def _answer_sql(answer: ev.Answer) -> str:
     if len(answer.tables) == 1:
         return answer.tables[0].sql
     return "\n\n".join(f"-- {t.name}\n{t.sql.strip().rstrip(';')};" for t in answer.tables)
-
-
-_SHOWN = "Shown to the person"
-
-
-def _shown_answer(messages: list[dict[str, Any]], calls: list[dict[str, Any]]) -> str | None:
-    """What the person saw of an answer, without the wording addressed to the model."""
-    import json
-
-    last = next((m.get("content") for m in reversed(messages) if m.get("role") == "tool"), None)
-    if isinstance(last, str) and last.startswith(_SHOWN):
-        body = last[len(_SHOWN) :].lstrip(".:").strip()
-        if body:
-            return body
-    if calls and calls[-1].get("name") == "send_message":
-        try:
-            return str(json.loads(calls[-1].get("arguments") or "{}").get("message") or "") or None
-        except (ValueError, AttributeError):
-            return None
-    return None
