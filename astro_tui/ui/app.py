@@ -27,6 +27,7 @@ from textual.worker import Worker, WorkerState
 from astro_tui.config import Settings, write_setting
 from astro_tui.errors import error_line
 from astro_tui.resources import resource_dir
+from astro_tui.session import sql_title
 from astro_tui.text import inert, one_line
 from astro_tui.ui import slash
 from astro_tui.ui.actions import AstroCommands, bindings
@@ -52,7 +53,7 @@ from astro_tui.ui.table_backend import display_backend
 from astro_tui.ui.widgets.key_footer import KeyFooter
 from astro_tui.ui.widgets.question import QuestionInput
 from astro_tui.ui.widgets.tool_block import result_status
-from astro_tui.ui.wording import counted, sql_title
+from astro_tui.ui.wording import counted
 
 if TYPE_CHECKING:
     from astro_tui.agent.loop import Agent
@@ -488,7 +489,7 @@ class AstroApp(App[int]):
         if entry is None:
             self.notify("No result to export yet.", severity="warning")
             return
-        from astro_tui.ui.export import ExportError, check_target, resolve_path
+        from astro_tui.session.export import ExportError, check_target, resolve_path
 
         target = resolve_path(path)
         try:
@@ -514,7 +515,7 @@ class AstroApp(App[int]):
     def _export(self, table: Any, fmt: str, path: str, overwrite: bool) -> None:
         from pathlib import Path
 
-        from astro_tui.ui.export import ExportError, write_result
+        from astro_tui.session.export import ExportError, write_result
 
         try:
             written = write_result(table, fmt, Path(path), overwrite=overwrite)
@@ -667,7 +668,7 @@ class AstroApp(App[int]):
         if entry is None:
             self.notify("No result to export yet.", severity="warning")
             return
-        from astro_tui.ui.export import default_name
+        from astro_tui.session.export import default_name
         from astro_tui.ui.screens.export import ExportScreen
 
         def done(value: str | None) -> None:

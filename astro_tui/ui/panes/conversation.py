@@ -21,6 +21,7 @@ from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
 from astro_tui.errors import error_line
+from astro_tui.session import sql_title
 from astro_tui.text import inert, one_line
 from astro_tui.ui.inert import inert_text
 from astro_tui.ui.messages import AgentEvent, ResultOrigin, ResultReady, TurnFinished
@@ -28,7 +29,7 @@ from astro_tui.ui.widgets.answer_card import UNVERIFIED_NOTE, AnswerCard, capped
 from astro_tui.ui.widgets.markdown_text import MarkdownText, StreamingMarkdown
 from astro_tui.ui.widgets.question import QuestionInput
 from astro_tui.ui.widgets.tool_block import SPINNER, ToolBlock, clocks_live
-from astro_tui.ui.wording import counted, sql_title
+from astro_tui.ui.wording import counted
 
 if TYPE_CHECKING:
     from astro_tui.agent import events as ev

@@ -11,8 +11,8 @@ from typing import TextIO
 
 from rich.cells import cell_len
 
-from astro_tui.agent.evaluation import EvalQuestion, EvalSummary, QuestionReport
 from astro_tui.data.text_table import pad
+from astro_tui.headless.evaluation import EvalQuestion, EvalSummary, QuestionReport
 from astro_tui.text import inert, json_inert, one_line
 
 BAR_WIDTH = 20
