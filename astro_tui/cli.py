@@ -189,8 +189,10 @@ def main() -> None:
 def open_app(targets: tuple[str, ...], **flags: Any) -> None:
     """Open the full-screen app on TARGETS (default: the sample warehouse)."""
     settings = _settings(**flags)
+    from astro_tui.config import state_dir
     from astro_tui.data.engines import check_targets
     from astro_tui.data.errors import DataError
+    from astro_tui.session import Session
 
     try:
         check_targets(list(targets), settings)
@@ -198,7 +200,7 @@ def open_app(targets: tuple[str, ...], **flags: Any) -> None:
         _fail(str(exc))
     from astro_tui.ui.app import run_app
 
-    sys.exit(run_app(list(targets), settings))
+    sys.exit(run_app(Session(list(targets), settings, state_dir=state_dir())))
 
 
 @main.command(context_settings={"ignore_unknown_options": True})

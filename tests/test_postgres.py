@@ -297,7 +297,7 @@ async def test_app_opens_on_the_server_with_tree_sql_and_escape(pg_server: PgSer
         await wait_until(pilot, lambda: app.results.current is not None)
         assert app.results.current.result.rows() == [(200,)]
         await submit(pilot, "/sql SELECT pg_sleep(60) /* astro-app-esc */")
-        await wait_until(pilot, lambda: app._sql_token is not None)
+        await wait_until(pilot, lambda: app.session.sql_running)
         running = (
             "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%astro-app-esc%' AND state = 'active'"
         )

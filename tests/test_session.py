@@ -3,6 +3,7 @@ databases (DuckDB, the suite's PostgreSQL server), the fake model server for `as
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import threading
 from decimal import Decimal
@@ -28,6 +29,7 @@ from astro_tui.session import (
 )
 from tests.fake_openai import FakeOpenAI, error, text_reply, tool_call_reply
 from tests.pg_server import PgServer
+from tests.test_engines import _imports
 from tests.test_ui_support import REVENUE_SQL, shop_db
 from tests.waiting import HANG_GUARD_S, wait_for
 
@@ -211,3 +213,53 @@ def test_postgresql_to_pandas(pg_server: PgServer, tmp_path: Path) -> None:
         with pytest.raises(GuardError):
             session.sql("UPDATE sales.orders SET amount = 0")
         assert "orders.table" in session.shell("ls /sales").output
+
+
+PACKAGE = Path(astro_tui.__file__).parent
+FRONT_ENDS = ("ui", "headless", "cli.py", "mcp")
+BELOW_THE_SESSION = ("agent", "catalog", "data", "llm", "config.py", "errors.py", "files.py", "text.py")
+
+
+def _modules(*parts: str) -> list[Path]:
+    return [
+        p
+        for part in parts
+        for p in ([PACKAGE / part] if part.endswith(".py") else (PACKAGE / part).rglob("*.py"))
+    ]
+
+
+def _called(path: Path) -> set[str]:
+    """`Agent`, `load_catalog`, `Database.open`: the names a module calls."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name):
+                found.add(func.id)
+            elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+                found.add(f"{func.value.id}.{func.attr}")
+    return found
+
+
+def test_front_ends_drive_the_session_and_imports_point_one_way() -> None:
+    """No front end builds the agent, reads a catalog or opens a database itself; nothing the
+    session stands on imports it or a front end, and the session imports no Textual."""
+    front = _modules(*FRONT_ENDS)
+    assert len(front) > 10, "the front ends were found"
+    doing = {
+        f"{path.relative_to(PACKAGE)}: {name}"
+        for path in front
+        for name in _called(path) & {"Agent", "load_catalog", "Database.open", "open_engine"}
+    }
+    assert not doing, sorted(doing)
+    upward = {
+        f"{path.relative_to(PACKAGE)}: {module}"
+        for path in _modules(*BELOW_THE_SESSION)
+        for module in _imports(path)
+        if module.startswith(("astro_tui.session", "astro_tui.ui", "astro_tui.headless", "astro_tui.cli"))
+    }
+    assert not upward, sorted(upward)
+    session = {m for path in _modules("session") for m in _imports(path)}
+    assert not {
+        m for m in session if m.startswith(("textual", "astro_tui.ui", "astro_tui.headless", "astro_tui.cli"))
+    }

@@ -374,6 +374,6 @@ async def test_app_opens_on_spark_with_tree_sql_and_escape(spark_server: SparkSe
         await wait_until(pilot, lambda: app.results.current is not None, timeout=60)
         assert app.results.current.result.rows() == [(200,)]
         await submit(pilot, "/sql " + RUNAWAY)
-        await wait_until(pilot, lambda: app._sql_token is not None)
+        await wait_until(pilot, lambda: app.session.sql_running)
         await pilot.press("escape")
         await wait_until(pilot, lambda: "cancelled" in log_text(app), timeout=60)

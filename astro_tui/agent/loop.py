@@ -1,7 +1,7 @@
 """The agent loop: stream a reply, run the tools it asks for, until an output tool answers.
 
-One `Agent` per open database and session. `run()` is an async generator so the
-TUI and `astro ask` consume the same events; cancelling the consuming task (or
+One `Agent` per session, built by it (`session/core.py`). `run()` is an async
+generator so every front end consumes the same events; cancelling the consuming task (or
 `aclose()`) is the only way to stop a turn, and it leaves the history replayable:
 a round whose tool calls did not all get results is dropped, and the question is
 recorded as cancelled.

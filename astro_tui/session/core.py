@@ -497,7 +497,10 @@ class Session:
 
         db = self.database()
         notes = ContextNotes(self.state_dir, db.key, db.context_seed)
-        return notes.read(), notes.path
+        try:
+            return notes.read(), notes.path
+        except (OSError, UnicodeDecodeError) as exc:
+            raise AstroError(f"{notes.path}: {error_line(exc)}") from exc
 
     @contextlib.asynccontextmanager
     async def isolated(self) -> AsyncIterator[Session]:
@@ -525,14 +528,15 @@ class Session:
 
     def export(self, result: Result | QueryResult, fmt: str, path: Path, *, overwrite: bool = False) -> Path:
         """Write a result as csv, parquet or json; blocking. Raises ExportError."""
-        from astro_tui.session.export import write_result
+        from astro_tui.session.export import ExportError, write_result
 
         table = result.result.table if isinstance(result, Result) else result.table
         try:
             written = write_result(table, fmt, path, overwrite=overwrite)
         except Exception as exc:
-            self._emit(ExportFinished(str(path), 0, error_line(exc)))
-            raise
+            message = error_line(exc)
+            self._emit(ExportFinished(str(path), 0, message))
+            raise exc if isinstance(exc, AstroError) else ExportError(message) from exc
         self._emit(ExportFinished(str(written), table.num_rows))
         return written
 

@@ -22,6 +22,18 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+ACTIONS = {
+    "clear": "clear_conversation",
+    "new": "new_conversation",
+    "resume": "resume",
+    "context": "show_context",
+    "copy": "copy_sql",
+    "model": "show_model",
+    "help": "help",
+}
+"""The app action a command without an argument runs (`/sql`, `/export` and `/resume ID` take theirs)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Slash:
     name: str

@@ -5,4 +5,3 @@ from __future__ import annotations
 
 def counted(n: int, singular: str, plural: str | None = None) -> str:
     return f"{n:,} {singular if n == 1 else plural or singular + 's'}"
-
