@@ -172,7 +172,12 @@ class Session:
                     db = Database.open(self.targets, self.settings, on_build=self._building)
                 except Exception as exc:
                     raise self._open_failed(exc) from None
-                self.db = db
+                with self._lock:  # closed while it opened (quit during a build): close it too
+                    closed = self._closed
+                    self.db = None if closed else db
+                if closed:
+                    db.close()
+                    raise SessionClosed("the session is closed")
                 self._emit(Opened(db.label))
             return self.db
 
@@ -549,20 +554,22 @@ class Session:
         self.close()
 
     def close(self) -> None:
-        """Stop the person's running statement, close the model client and the database."""
-        if self._closed:
-            return
-        self.cancel_sql()
-        with self._open_lock:
+        """Stop the person's running statement, close the model client and the database. It
+        does not wait for an open in progress: that closes what it opened when it ends."""
+        with self._lock:
+            if self._closed:
+                return
             self._closed = True
+            db = self.db if self._owns_db else None
             runner, self._runner = self._runner, None
-            if runner is not None:
-                if self._agent is not None:
-                    with contextlib.suppress(Exception):
-                        runner.call(self._agent.aclose())
-                runner.stop()
-            if self.db is not None and self._owns_db:
-                self.db.close()
+        self.cancel_sql()
+        if runner is not None:
+            if self._agent is not None:
+                with contextlib.suppress(Exception):
+                    runner.call(self._agent.aclose())
+            runner.stop()
+        if db is not None:
+            db.close()
 
     def __enter__(self) -> Session:
         return self
