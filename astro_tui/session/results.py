@@ -10,31 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, assert_never
 
-from astro_tui.agent.events import (
-    AgentEvent,
-    Answer,
-    AnswerKind,
-    ChartSpec,
-    Done,
-    ErrorEvent,
-    Notice,
-    Reasked,
-    ReasoningDelta,
-    RetryEvent,
-    TextDelta,
-    ToolCallArguments,
-    ToolCallFinished,
-    ToolCallSkipped,
-    ToolCallStarted,
-    ToolResult,
-    UsageEvent,
-)
 from astro_tui.data.results import QueryResult
 from astro_tui.errors import AstroError
 
 if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
+
+    from astro_tui.agent.events import AgentEvent, Answer, AnswerKind, ChartSpec, Done, ErrorEvent
 
 ResultKind = Literal["sql", "preview", "tool", "answer"]
 
@@ -114,30 +97,32 @@ class Reply:
     def take(self, event: AgentEvent, logged: list[Result]) -> bool:
         """Keep what the reply needs of one event; True when the event is progress (text,
         tool calls, retries, usage) that a front end may show as it happens."""
+        from astro_tui.agent import events as ev  # not at import: `astro sql` needs no model client
+
         match event:
-            case Answer():
+            case ev.Answer():
                 self.answer, self.results = event, logged
                 return False
-            case ErrorEvent():
+            case ev.ErrorEvent():
                 self.errors.append(event)
                 return False
-            case Done():
+            case ev.Done():
                 self.done = event
                 return False
-            case UsageEvent():
+            case ev.UsageEvent():
                 self.tokens += event.total_tokens
                 return True
             case (
-                TextDelta()
-                | ReasoningDelta()
-                | ToolCallStarted()
-                | ToolCallArguments()
-                | ToolCallFinished()
-                | ToolCallSkipped()
-                | ToolResult()
-                | Reasked()
-                | Notice()
-                | RetryEvent()
+                ev.TextDelta()
+                | ev.ReasoningDelta()
+                | ev.ToolCallStarted()
+                | ev.ToolCallArguments()
+                | ev.ToolCallFinished()
+                | ev.ToolCallSkipped()
+                | ev.ToolResult()
+                | ev.Reasked()
+                | ev.Notice()
+                | ev.RetryEvent()
             ):
                 return True
             case _:
@@ -172,6 +157,8 @@ class Reply:
 
     def failure(self) -> ErrorEvent:
         """Why there is no answer: the first error, or a generic one when the model just stopped."""
+        from astro_tui.agent.events import ErrorEvent
+
         return self.errors[0] if self.errors else ErrorEvent("the model stopped without an answer")
 
     def __repr__(self) -> str:

@@ -25,23 +25,6 @@ from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 from textual.worker import Worker, WorkerState
 
-from astro_tui.agent.events import (
-    AgentEvent,
-    Answer,
-    Done,
-    ErrorEvent,
-    Notice,
-    Reasked,
-    ReasoningDelta,
-    RetryEvent,
-    TextDelta,
-    ToolCallArguments,
-    ToolCallFinished,
-    ToolCallSkipped,
-    ToolCallStarted,
-    ToolResult,
-    UsageEvent,
-)
 from astro_tui.errors import AstroError, error_line
 from astro_tui.text import inert
 from astro_tui.ui.inert import inert_text
@@ -51,6 +34,7 @@ from astro_tui.ui.widgets.tool_block import ToolBlock, clocks_live
 from astro_tui.ui.wording import counted
 
 if TYPE_CHECKING:
+    from astro_tui.agent.events import AgentEvent, Answer
     from astro_tui.session import Session
 
 # Model text reaches the screen in batches: each batch re-lays out the screen, so
@@ -236,57 +220,59 @@ class TurnView(Vertical):
     # ------------------------------------------------------------------ events
 
     async def on_turn_view_agent_event(self, message: TurnView.AgentEvent) -> None:
+        from astro_tui.agent import events as ev  # the model client's modules load after the first frame
+
         message.stop()
         if not self.running:
             return
         event = message.event
         match event:
-            case TextDelta():
+            case ev.TextDelta():
                 await self._text(event.text)
-            case ReasoningDelta():
+            case ev.ReasoningDelta():
                 if self._reasoning is None:
                     self._close_text()
                     self._reasoning = ReasoningBlock()
                     self._mount(self._reasoning)
                 self._reasoning.append(event.text)
                 self._status("reasoning")
-            case ToolCallStarted():
+            case ev.ToolCallStarted():
                 self._tool_started(event.call_id, event.name)
                 self._status(f"writing {event.name}")
-            case ToolCallArguments():
+            case ev.ToolCallArguments():
                 if (block := self._tools.get(event.call_id)) is not None:
                     block.append_arguments(event.text)
-            case ToolCallSkipped():
+            case ev.ToolCallSkipped():
                 if (block := self._tools.get(event.call_id)) is not None:
                     block.skip(event.reason)
                     self._tool_calls -= 1
-            case Reasked():
+            case ev.Reasked():
                 self._close_text()
                 if self._md is not None and self._streamed_chars:
                     self._md.add_class("-unverified")
                 self._mount(note_line(f"↻ {event.note}", "retry"))
                 self._status("thinking")
-            case Notice():
+            case ev.Notice():
                 self._mount(note_line(f"ℹ {event.message}", "retry"))
-            case ToolCallFinished():
+            case ev.ToolCallFinished():
                 block = self._tools.get(event.call_id) or self._tool_started(event.call_id, event.name)
                 block.set_arguments(event.arguments, event.summary)
                 self._status(f"running {event.name}")
-            case ToolResult():
+            case ev.ToolResult():
                 block = self._tools.get(event.call_id) or self._tool_started(event.call_id, event.name)
                 block.set_result(event.ok, event.content, event.elapsed_ms)
                 self._status("thinking")
-            case Answer():
+            case ev.Answer():
                 self._answer(event)
-            case ErrorEvent():
+            case ev.ErrorEvent():
                 self._close_text()
                 self._mount(error_block(event.message))
-            case RetryEvent():
+            case ev.RetryEvent():
                 self._status(event.message)
                 self._mount(note_line(f"⟳ {event.message}", "retry"))
-            case UsageEvent():
+            case ev.UsageEvent():
                 self._tokens = max(self._tokens, event.total_tokens)
-            case Done():
+            case ev.Done():
                 self._tokens = max(self._tokens, event.usage.total_tokens)
                 self._tool_calls = max(self._tool_calls, event.tool_calls)
                 self._finish(_ENDINGS.get(event.reason, event.reason))
