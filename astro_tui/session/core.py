@@ -120,6 +120,7 @@ class Session:
         self._agent: Agent | None = None
         self._agent_error: str | None = None
         self._results: list[Result] = []
+        self._logged: list[Result] = []  # what the last event of a turn added to the log
         self._counters: dict[str, int] = {}
         self._answers = 0
         self._sql_cancel: CancelToken | None = None
@@ -439,25 +440,21 @@ class Session:
         """One turn's events, ending with `Done` (see `Agent.run`); the results it produces
         join the log as they come. Closing the iterator (or cancelling its task) stops the
         turn: the model's stream is closed and its running query interrupted."""
-        async with contextlib.aclosing(self._turn_events(question)) as events:
-            async for event, _ in events:
+        agent = self._agent or await asyncio.to_thread(self.prepare_agent)
+        async with contextlib.aclosing(agent.run(question)) as events:
+            async for event in events:
+                self._logged = self._log_turn_event(event, question)
                 yield event
 
     async def turn(self, question: str, on_event: Callable[[AgentEvent], None] | None = None) -> Reply:
         """One turn, collected; `on_event` sees its progress (text, tool calls, retries, usage)."""
         reply = Reply(question)
-        async with contextlib.aclosing(self._turn_events(question)) as events:
-            async for event, logged in events:
-                if reply.take(event, logged) and on_event is not None:
+        async with contextlib.aclosing(self.run(question)) as events:
+            async for event in events:
+                if reply.take(event, self._logged) and on_event is not None:
                     on_event(event)
         reply.conversation_id = self._agent.conversation_id if self._agent is not None else None
         return reply
-
-    async def _turn_events(self, question: str) -> AsyncIterator[tuple[AgentEvent, list[Result]]]:
-        agent = self._agent or await asyncio.to_thread(self.prepare_agent)
-        async with contextlib.aclosing(agent.run(question)) as events:
-            async for event in events:
-                yield event, self._log_turn_event(event, question)
 
     def ask(self, question: str) -> Reply:
         """Answer one question, for a script or a notebook: blocking; raises AskFailed when the

@@ -1,13 +1,18 @@
 """One question and everything that answers it: a widget per turn, as oterm's `ChatItem`.
 
-The turn's worker iterates the session's events for the question and posts each
-to this widget; `on_turn_view_agent_event` (a `match` over every event type)
-builds the blocks in order: the model's text streaming as Markdown, its
-reasoning folded away, one block per tool call, the answer card. The pane above
-hears of the turn through two messages: `Status` (what it is doing now) and
-`Ended` (how it ended). Cancelling the turn cancels the worker, which closes the
-stream (and with it the model request and any running query); events of a
-cancelled turn still queued are dropped, since the turn no longer runs.
+The `TurnView` is the question's line in the log and owns the rest of the turn:
+its worker iterates the session's events for the question and posts each to the
+widget; `on_turn_view_agent_event` (a `match` over every event type) builds the
+blocks in order: the model's text streaming as Markdown, its reasoning folded
+away, one block per tool call, the answer card. The blocks go into the log after
+the question, not inside a container of the turn's: a streaming block whose
+container grows with it made every batch of text lay out one level more, and
+the event loop's slowest moments while an answer streamed grew by a few tens of
+milliseconds. The pane hears of the turn through two messages: `Status` (what it
+is doing now) and `Ended` (how it ended). Cancelling the turn cancels the
+worker, which closes the stream (and with it the model request and any running
+query); events of a cancelled turn still queued are dropped, since the turn no
+longer runs.
 """
 
 from __future__ import annotations
@@ -17,8 +22,6 @@ from typing import TYPE_CHECKING, Literal, assert_never
 
 from rich.text import Text
 from textual import work
-from textual.app import ComposeResult
-from textual.containers import Vertical
 from textual.message import Message
 from textual.timer import Timer
 from textual.widget import Widget
@@ -47,11 +50,15 @@ FLUSH_MAX_S = 0.5
 _ENDINGS = {"answer": "answered", "text": "replied"}
 
 
-def user_line(question: str) -> Static:
-    """The person's question as the log shows it."""
+def _question_text(question: str) -> Text:
     text = Text("you  ", style="bold")
     text.append(inert(question.strip()))
-    return Static(text, classes="user-msg")
+    return text
+
+
+def user_line(question: str) -> Static:
+    """The person's question as the log shows it (a saved turn's, when resumed)."""
+    return Static(_question_text(question), classes="user-msg")
 
 
 def note_line(text: str | Text, kind: str = "note") -> Static:
@@ -94,8 +101,8 @@ class ReasoningBlock(Collapsible):
         self.collapsed = True
 
 
-class TurnView(Vertical):
-    """One turn: waiting for the model, running, or ended."""
+class TurnView(Static):
+    """One turn, shown as its question: waiting for the model, running, or ended."""
 
     class AgentEvent(Message):
         """One event of this turn, posted by its worker to this widget, in order."""
@@ -128,7 +135,7 @@ class TurnView(Vertical):
             self.summary = summary
 
     def __init__(self, question: str) -> None:
-        super().__init__(classes="turn")
+        super().__init__(_question_text(question), classes="user-msg")
         self.question = question
         self.state: Literal["waiting", "running", "ended"] = "waiting"
         self._started = time.monotonic()
@@ -143,9 +150,6 @@ class TurnView(Vertical):
         self._flush_timer: Timer | None = None
         self._flush_interval = FLUSH_S
         self._flush_due = 0.0
-
-    def compose(self) -> ComposeResult:
-        yield user_line(self.question)
 
     @property
     def running(self) -> bool:
@@ -214,8 +218,14 @@ class TurnView(Vertical):
         self.post_message(self.Status(self, text))
 
     def _mount(self, widget: Widget) -> Widget:
-        self.mount(widget)
+        """A block of this turn, into the log (see the module docstring)."""
+        self._log_view.mount(widget)
         return widget
+
+    @property
+    def _log_view(self) -> Widget:
+        assert isinstance(self.parent, Widget)
+        return self.parent
 
     # ------------------------------------------------------------------ events
 
@@ -285,7 +295,7 @@ class TurnView(Vertical):
             self._md = StreamingMarkdown(classes="model-text")
             self._streaming = True
             self._streamed_chars = 0
-            await self.mount(self._md)
+            await self._log_view.mount(self._md)
             self._status("writing")
         text = capped(self._streamed_chars, text)
         self._streamed_chars += len(text)
