@@ -20,10 +20,10 @@ import re
 from collections.abc import Iterator
 from typing import IO, TYPE_CHECKING, Any
 
-from rich.cells import cell_len, set_cell_size
+from rich.cells import cell_len
 
-from astro_tui.data.inert import inert, json_inert
 from astro_tui.data.results import QueryResult
+from astro_tui.text import clip, inert, json_inert
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -76,13 +76,6 @@ def cell_text(value: Any, *, max_chars: int | None = None, grouping: bool = True
     if max_chars is not None and cell_len(text) > max_chars:
         text = clip(text, max_chars)
     return text
-
-
-def clip(text: str, width: int) -> str:
-    """Cut to `width` terminal cells, a wide (CJK) character counting two."""
-    if cell_len(text) <= width:
-        return text
-    return set_cell_size(text, width - 1).rstrip() + "…"
 
 
 def pad(text: str, width: int, *, right: bool = False) -> str:

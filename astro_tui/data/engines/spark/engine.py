@@ -70,8 +70,8 @@ from astro_tui.data.engines.spark.errors import is_connection_error, message
 from astro_tui.data.errors import GuardError, QueryCancelled, QueryError, QueryTimeout, TargetError
 from astro_tui.data.memory_limit import memory_bytes
 from astro_tui.data.results import QueryResult
-from astro_tui.data.urls import redact_url
 from astro_tui.data.watchdog import WATCHDOG, Deadline
+from astro_tui.text import redact_url
 
 DIALECT = Dialect(
     name="Spark SQL",
