@@ -32,6 +32,7 @@ __version__ = "0.1.0"
 # would instead recompile all of site-packages, aloud, on every `uv run`.
 sys.dont_write_bytecode = False
 
+
 def open(
     *targets: str | os.PathLike[str],
     settings: Settings | None = None,
