@@ -24,9 +24,9 @@ statements, cursors, LISTEN, temporary objects, cached plans and sequences'
 session state, settings and the session's role (`DISCARD ALL`'s parts, which
 may run in one message where DISCARD ALL may not), and the random seed
 (`setseed` survives even DISCARD ALL; it is drawn again). The session itself
-is read-only by default, keeps `standard_conforming_strings` on (the guard's
-parser assumes it) and the search path it had when astro connected (the one
-the guard resolved names with).
+is read-only by default, keeps `standard_conforming_strings` on and the client
+encoding UTF-8 whatever the database sets (the guard's parser assumes both) and the
+search path it had when astro connected (the one the guard resolved names with).
 
 Limits stop the statement ON THE SERVER: `statement_timeout` ends it there at
 the time limit, and Esc (the `CancelToken`) sends libpq's cancel request
@@ -101,7 +101,13 @@ _USE_COPY = adbc_driver_postgresql.StatementOptions.USE_COPY.value
 _SESSION_SETUP = (
     "SET default_transaction_read_only = on; "
     "SET standard_conforming_strings = on; "
-    "SET idle_in_transaction_session_timeout = '60s'"
+    # the guard reads the text as UTF-8; a database may set an encoding (SJIS, BIG5, GBK) in which a
+    # byte of a multibyte character is a backslash, and the server would read another statement
+    "SET client_encoding = 'UTF8'; "
+    "SET idle_in_transaction_session_timeout = '60s'; "
+    # PostgreSQL 14+: a statement whose client has gone (astro killed) stops within a second
+    "SELECT pg_catalog.set_config('client_connection_check_interval', '1000', false) "
+    "WHERE pg_catalog.current_setting('server_version_num')::int4 >= 140000"
 )
 _RESET = (
     "ROLLBACK; CLOSE ALL; DEALLOCATE ALL; UNLISTEN *; SELECT pg_catalog.pg_advisory_unlock_all(); "
