@@ -12,12 +12,15 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from astro_tui import __version__
 from astro_tui.config import ConfigError, Settings, config_path, load_settings
+
+if TYPE_CHECKING:
+    from astro_tui.data.results import QueryResult
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
@@ -213,8 +216,7 @@ def sql(sql: str | None, targets: tuple[str, ...], sql_file: str | None, fmt: st
     SQL may be `-` to read the statement from standard input, as with `-f -`.
     """
     from astro_tui.data.errors import DataError
-    from astro_tui.data.inert import json_inert
-    from astro_tui.data.text_table import format_table, inert, json_safe
+    from astro_tui.data.text_table import format_table, inert
 
     if sql_file is not None:
         targets = (sql, *targets) if sql is not None else targets
@@ -236,20 +238,31 @@ def sql(sql: str | None, targets: tuple[str, ...], sql_file: str | None, fmt: st
     elif fmt == "csv":
         writer = csv.writer(sys.stdout, lineterminator="\n")
         writer.writerow([inert(c, keep_newlines=False) for c in result.columns])
-        for row in result.rows():
+        for row in result.iter_rows():
             writer.writerow(["" if v is None else inert(str(v)) for v in row])
     else:
-        payload = {
-            "columns": result.columns,
-            "rows": [[json_safe(v) for v in row] for row in result.rows()],
-            "row_count": result.row_count,
-            "truncated": result.truncated,
-            "elapsed_ms": round(result.elapsed_ms, 3),
-            "sql": result.sql,
-        }
-        click.echo(json_inert(json.dumps(payload, ensure_ascii=False)))
+        _print_json(result)
     if result.truncated:
         click.echo(f"astro: {result.count_text()} (raise --max-rows to see more)", err=True)
+
+
+def _print_json(result: QueryResult) -> None:
+    """`json.dumps` of the whole result, written a row at a time: the whole text at once held
+    every row as Python objects and its JSON twice (1.9 GB for 90 MB of control characters)."""
+    from astro_tui.data.inert import json_inert
+    from astro_tui.data.text_table import json_safe
+
+    def dumps(value: Any) -> str:
+        return json_inert(json.dumps(value, ensure_ascii=False))
+
+    out = sys.stdout
+    out.write(f'{{"columns": {dumps(result.columns)}, "rows": [')
+    for index, row in enumerate(result.iter_rows()):
+        out.write((", " if index else "") + dumps([json_safe(v) for v in row]))
+    tail = {"row_count": result.row_count, "truncated": result.truncated}
+    tail |= {"elapsed_ms": round(result.elapsed_ms, 3), "sql": result.sql}
+    out.write("], " + dumps(tail)[1:] + "\n")
+    out.flush()
 
 
 def _read_statement(source: str) -> str:

@@ -276,7 +276,7 @@ class DuckDBEngine(Engine):
         self._pool.ready()
         self.check("SELECT 1")
 
-    def check(self, sql: str) -> str:
+    def check(self, sql: str, *, timeout: float | None = None) -> str:
         from astro_tui.data.engines.duckdb import guard
 
         self._pool.warm()  # a statement is coming: its process starts while the guard parses

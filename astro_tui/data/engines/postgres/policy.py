@@ -178,6 +178,8 @@ DENIED_RELATIONS = {
     ("pg_catalog", "pg_ident_file_mappings"): "shows the server's authentication file",
     ("pg_catalog", "pg_config"): "shows how and where the server was built and installed",
     ("pg_catalog", "pg_db_role_setting"): "shows settings of other roles and databases",
+    ("pg_catalog", "pg_roles"): "shows other roles' settings (rolconfig); information_schema lists roles",
+    ("pg_catalog", "pg_user"): "shows other roles' settings (useconfig); information_schema lists roles",
     ("pg_catalog", "pg_largeobject"): "holds large objects' data, which astro does not read",
     ("pg_catalog", "pg_statistic"): "holds raw samples of every column, past column privileges",
     ("pg_catalog", "pg_statistic_ext_data"): "holds raw samples of every column, past column privileges",
