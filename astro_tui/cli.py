@@ -7,20 +7,15 @@ one line on stderr and a non-zero exit, never a traceback.
 from __future__ import annotations
 
 import asyncio
-import csv
-import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
 import click
 
 from astro_tui import __version__
 from astro_tui.config import ConfigError, Settings, config_path, load_settings
-
-if TYPE_CHECKING:
-    from astro_tui.data.results import QueryResult
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
@@ -216,7 +211,7 @@ def sql(sql: str | None, targets: tuple[str, ...], sql_file: str | None, fmt: st
     SQL may be `-` to read the statement from standard input, as with `-f -`.
     """
     from astro_tui.data.errors import DataError
-    from astro_tui.data.text_table import format_table, inert
+    from astro_tui.data.text_table import write_csv, write_json, write_table
 
     if sql_file is not None:
         targets = (sql, *targets) if sql is not None else targets
@@ -233,36 +228,14 @@ def sql(sql: str | None, targets: tuple[str, ...], sql_file: str | None, fmt: st
         _fail(str(exc))
     finally:
         db.close()
-    if fmt == "table":
-        click.echo(format_table(result, max_rows=settings.row_cap))
+    if fmt == "table":  # each a batch of rows at a time: printing holds one batch
+        write_table(result, sys.stdout, max_rows=settings.row_cap)
     elif fmt == "csv":
-        writer = csv.writer(sys.stdout, lineterminator="\n")
-        writer.writerow([inert(c, keep_newlines=False) for c in result.columns])
-        for row in result.iter_rows():
-            writer.writerow(["" if v is None else inert(str(v)) for v in row])
+        write_csv(result, sys.stdout)
     else:
-        _print_json(result)
+        write_json(result, sys.stdout)
     if result.truncated:
         click.echo(f"astro: {result.count_text()} (raise --max-rows to see more)", err=True)
-
-
-def _print_json(result: QueryResult) -> None:
-    """`json.dumps` of the whole result, written a row at a time: the whole text at once held
-    every row as Python objects and its JSON twice (1.9 GB for 90 MB of control characters)."""
-    from astro_tui.data.inert import json_inert
-    from astro_tui.data.text_table import json_safe
-
-    def dumps(value: Any) -> str:
-        return json_inert(json.dumps(value, ensure_ascii=False))
-
-    out = sys.stdout
-    out.write(f'{{"columns": {dumps(result.columns)}, "rows": [')
-    for index, row in enumerate(result.iter_rows()):
-        out.write((", " if index else "") + dumps([json_safe(v) for v in row]))
-    tail = {"row_count": result.row_count, "truncated": result.truncated}
-    tail |= {"elapsed_ms": round(result.elapsed_ms, 3), "sql": result.sql}
-    out.write("], " + dumps(tail)[1:] + "\n")
-    out.flush()
 
 
 def _read_statement(source: str) -> str:

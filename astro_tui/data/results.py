@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -34,16 +33,9 @@ class QueryResult:
 
     def rows(self, limit: int | None = None) -> list[tuple[Any, ...]]:
         """Python tuples for the first `limit` rows; the Arrow table stays the source."""
-        return _rows(self.table if limit is None else self.table.slice(0, limit))
-
-    def iter_rows(self, budget_bytes: int = 4 * 2**20) -> Iterator[tuple[Any, ...]]:
-        """The rows as Python tuples, a slice of about `budget_bytes` of Arrow at a time: printing
-        a whole result holds one slice as Python objects, not every row."""
-        total = self.table.num_rows
-        per_row = max(self.table.nbytes // total, 1) if total else 1
-        step = max(1, min(4096, budget_bytes // per_row))
-        for start in range(0, total, step):
-            yield from _rows(self.table.slice(start, step))
+        table = self.table if limit is None else self.table.slice(0, limit)
+        columns = [col.to_pylist() for col in table.columns]
+        return list(zip(*columns, strict=True)) if columns else []
 
     def records(self, limit: int | None = None) -> list[dict[str, Any]]:
         table = self.table if limit is None else self.table.slice(0, limit)
@@ -61,8 +53,3 @@ class QueryResult:
 
     def status_text(self) -> str:
         return f"{self.count_text()} · {self.elapsed_ms:,.0f} ms"
-
-
-def _rows(table: pa.Table) -> list[tuple[Any, ...]]:
-    columns = [col.to_pylist() for col in table.columns]
-    return list(zip(*columns, strict=True)) if columns else []
