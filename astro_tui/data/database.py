@@ -76,9 +76,9 @@ class Database:
 
         `row_cap=-1`/`timeout=-1` mean the settings' values; None means no limit.
         """
-        statement = self.engine.check(sql)
         cap = self.settings.row_cap if row_cap == -1 else row_cap
         limit = self.settings.query_timeout_s if timeout == -1 else timeout
+        statement = self.engine.check(sql, timeout=limit)
         return self.engine.run(statement, cap=cap, timeout=limit, cancel=cancel)
 
     def count_rows(self, statement: str, *, timeout: float, cancel: CancelToken | None = None) -> int | None:

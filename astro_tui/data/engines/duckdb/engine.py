@@ -293,7 +293,7 @@ class DuckDBEngine(Engine):
         self._pool.ready()
         self.check("SELECT 1")
 
-    def check(self, sql: str) -> str:
+    def check(self, sql: str, *, timeout: float | None = None) -> str:
         """A first pass, here, while no worker is ready (`astro sql`, the app's first moments):
         a short statement (bounded in length, so in the cost of its parse: ~100 ms for the
         worst of a dozen shapes of 2,000 characters at load 8; a TPC-H query is under 900) is

@@ -293,7 +293,7 @@ class SparkEngine(Engine):
         with contextlib.suppress(Exception):
             self.session.stop()
 
-    def check(self, sql: str) -> str:
+    def check(self, sql: str, *, timeout: float | None = None) -> str:
         """The first gate, in astro's process; `run` asks the server's reading before running."""
         return guard.check(sql, self.user_functions, substitution_off=self.substitution_off)
 
