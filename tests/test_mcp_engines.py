@@ -1,0 +1,131 @@
+"""`astro mcp` on the real PostgreSQL and Spark Connect servers the suite starts: the same
+promises as on DuckDB — the hostile corpus refused with the data unchanged, a runaway stopped
+on the server by the time limit and by the client's cancel, and a structured result."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from astro_tui.config import Settings
+from astro_tui.mcp.backend import Backend
+from astro_tui.mcp.server import AstroServer
+from tests.pg_server import PgServer
+from tests.spark_server import TOKEN, SparkServer
+from tests.test_security_postgres import CORPUS as PG_CORPUS
+from tests.test_security_postgres import STOLEN, active_queries, fingerprint
+from tests.test_security_spark import AIMED_AT
+from tests.test_security_spark import CORPUS as SPARK_CORPUS
+from tests.test_spark import RUNAWAY
+from tests.waiting import wait_for, wait_for_async
+
+
+def serve(url: str, state: Path, **limits: Any) -> Iterator[AstroServer]:
+    backend = Backend.open([url], Settings(**limits), state)
+    server = AstroServer(backend)
+    yield server
+    server.close()
+    backend.close()
+
+
+@pytest.fixture(scope="module")
+def pg_mcp(pg_server: PgServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[AstroServer]:
+    yield from serve(pg_server.url(), tmp_path_factory.mktemp("mcp-pg"), query_timeout_s=2, row_cap=50)
+
+
+@pytest.fixture(scope="module")
+def pg_patient(pg_server: PgServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[AstroServer]:
+    """Limits far above any wait here: what stops a query is the client's cancel."""
+    yield from serve(pg_server.url(), tmp_path_factory.mktemp("mcp-pg-patient"), query_timeout_s=600)
+
+
+@pytest.fixture(scope="module")
+def spark_mcp(spark_server: SparkServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[AstroServer]:
+    yield from serve(spark_server.url, tmp_path_factory.mktemp("mcp-spark"), query_timeout_s=300)
+
+
+async def refused_all(client: Client, corpus: list[dict[str, str]]) -> list[tuple[str, str]]:
+    """The statements not refused with one line naming the reason."""
+    passed = []
+    for entry in corpus:
+        result = await client.call_tool("run_sql", {"sql": entry["sql"]})
+        message = result.content[0].text  # type: ignore[union-attr]
+        if not result.is_error or "\n" in message or not message.startswith("run_sql: "):
+            passed.append((entry["sql"], message))
+    return passed
+
+
+# PostgreSQL -------------------------------------------------------------------------------------------------
+
+
+async def test_postgres_structured_result_and_the_cap(pg_mcp: AstroServer) -> None:
+    async with Client(pg_mcp) as client:
+        result = await client.call_tool(
+            "run_sql", {"sql": "SELECT status, count(*) AS n FROM sales.orders GROUP BY 1 ORDER BY 1"}
+        )
+        cut = await client.call_tool("run_sql", {"sql": "SELECT id FROM sales.orders ORDER BY id"})
+        card = await client.call_tool("show_table", {"table_names": ["sales.orders"]})
+    data = result.structured_content
+    assert data is not None, result
+    assert data["columns"] == [{"name": "status", "type": "VARCHAR"}, {"name": "n", "type": "BIGINT"}]
+    assert data["rows"] == [["pending", 500], ["refunded", 500], ["shipped", 500]] and not data["truncated"]
+    assert cut.structured_content is not None
+    assert cut.structured_content["row_count"] == 50 and cut.structured_content["truncated"] is True
+    assert "shipped, pending or refunded" in card.content[0].text  # type: ignore[union-attr]
+
+
+async def test_postgres_hostile_corpus_over_mcp_changes_nothing(
+    pg_mcp: AstroServer, pg_server: PgServer
+) -> None:
+    before = fingerprint(pg_server)
+    async with Client(pg_mcp) as client:
+        assert await refused_all(client, PG_CORPUS) == []
+    assert fingerprint(pg_server) == before
+    assert not [p for p in STOLEN if os.path.exists(p)]
+
+
+async def test_postgres_runaway_stopped_by_the_time_limit_and_by_a_cancel(
+    pg_mcp: AstroServer, pg_patient: AstroServer, pg_server: PgServer
+) -> None:
+    async with Client(pg_mcp) as client:
+        timed = await client.call_tool("run_sql", {"sql": "SELECT pg_sleep(60) /* astro-mcp-runaway-1 */"})
+    assert timed.is_error and "time limit" in timed.content[0].text  # type: ignore[union-attr]
+    wait_for(lambda: active_queries(pg_server, "astro-mcp-runaway-1") == 0)
+    async with Client(pg_patient) as client:
+        async with anyio.create_task_group() as group:
+            group.start_soon(
+                client.call_tool, "run_sql", {"sql": "SELECT pg_sleep(600) /* astro-mcp-runaway-2 */"}
+            )
+            await wait_for_async(lambda: active_queries(pg_server, "astro-mcp-runaway-2") == 1)
+            group.cancel_scope.cancel()
+        await wait_for_async(lambda: active_queries(pg_server, "astro-mcp-runaway-2") == 0)
+        after = await client.call_tool("run_sql", {"sql": "SELECT 1 AS ok"})
+    assert after.structured_content is not None and after.structured_content["rows"] == [[1]]
+
+
+# Spark Connect ----------------------------------------------------------------------------------------------
+
+
+async def test_spark_result_corpus_and_cancel(spark_mcp: AstroServer, spark_server: SparkServer) -> None:
+    before = spark_server.fingerprint()
+    async with Client(spark_mcp) as client:
+        counted = await client.call_tool("run_sql", {"sql": "SELECT count(*) AS n FROM sales.orders"})
+        assert counted.structured_content is not None and counted.structured_content["rows"] == [[1500]]
+        assert await refused_all(client, SPARK_CORPUS) == []
+        async with anyio.create_task_group() as group:
+            group.start_soon(client.call_tool, "run_sql", {"sql": RUNAWAY})
+            await wait_for_async(lambda: spark_mcp.calls.running == 1, what="the runaway to run")
+            group.cancel_scope.cancel()
+        # the limit is 300 s: only the cancel ends it within the wait's guard
+        await wait_for_async(lambda: spark_mcp.calls.running == 0, what="the runaway to stop")
+        after = await client.call_tool("run_sql", {"sql": "SELECT count(*) AS n FROM sales.customers"})
+        assert after.structured_content is not None and after.structured_content["rows"] == [[200]]
+    assert spark_server.fingerprint() == before
+    assert not any(p.exists() for p in AIMED_AT)
+    assert TOKEN not in str(spark_mcp.backend.label)
