@@ -23,14 +23,19 @@ from mcp.types import CallToolResult
 
 from astro_tui.agent.conversations import list_conversations, load_conversation
 from astro_tui.agent.loop import Agent
-from astro_tui.config import Settings
+from astro_tui.config import Settings, state_dir
 from astro_tui.mcp.backend import Backend
 from astro_tui.mcp.calls import MAX_RUNNING
 from astro_tui.mcp.server import AstroServer
 from astro_tui.mcp.shaping import CELL_CHARS, RESULT_BYTES
+from astro_tui.ui.screens.resume import ResumeScreen
+from tests.fake_openai import FakeOpenAI
 from tests.test_security_agent import CROSS_JOIN
 from tests.test_security_sql import CORPUS, REASON_PREFIXES, build_watched, render, snapshot
+from tests.test_ui_support import SIZE, log_text, make_app, ready, shop_db, submit, wait_until
 from tests.waiting import wait_for_async
+
+__all__ = ["shop_db"]
 
 TOOLS = {"shell", "show_table", "search_metadata", "run_sql", "submit_result", "read_context"}
 TOOL_LIST_CHARS = 8_000
@@ -362,3 +367,31 @@ async def test_every_call_is_saved_as_a_conversation_the_app_can_resume(server: 
     assert (
         len(agent.turns) == 3 and agent.messages()[-1]["content"] == turns[2].entries[-1].message["content"]
     )
+
+
+async def test_the_app_resumes_an_mcp_session_and_shows_what_ran(
+    shop_db: Path, fake_openai: FakeOpenAI
+) -> None:
+    backend = Backend.open([str(shop_db)], Settings(), state_dir())
+    server = AstroServer(backend)
+    try:
+        async with Client(server) as client:
+            await client.call_tool(
+                "run_sql", {"sql": "-- every order\nSELECT count(*) AS orders FROM sales.orders"}
+            )
+            await client.call_tool("run_sql", {"sql": "UPDATE sales.orders SET amount = 0"})
+    finally:
+        server.close()
+        backend.close()
+    app = make_app(shop_db, fake_openai.settings())
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await submit(pilot, "/resume")
+        await wait_until(pilot, lambda: isinstance(app.screen, ResumeScreen))
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: "resumed conversation" in log_text(app))
+        shown = log_text(app)
+    assert "MCP run_sql: -- every order SELECT count(*) AS orders FROM sales.orders" in shown
+    assert "SQL as executed" in shown and "1 row × 1 column (orders)" in shown
+    assert "run_sql: refused: UPDATE" in shown
+    assert fake_openai.chat_requests == []  # resuming asks the model nothing

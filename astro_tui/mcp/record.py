@@ -14,6 +14,7 @@ import datetime as dt
 import json
 import logging
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -23,6 +24,7 @@ from astro_tui.mcp.backend import Backend, Entry, Turn, new_conversation_id
 
 log = logging.getLogger("astro.mcp")
 
+SAVE_PAUSE_S = 0.2
 MAX_TURNS = 200
 """Calls per saved conversation; a longer session goes on in the next one."""
 KEPT_CHARS = 20_000
@@ -50,14 +52,15 @@ class _Conversation:
     client: str
     created: str
     turns: list[Turn] = field(default_factory=list)
-    saved: int = 0
-    """How many turns the file on disk holds."""
+    scheduled: bool = False
+    """A write is on its way; calls added meanwhile go in it."""
 
 
 class Conversations:
-    """Calls are appended at once and written by one background thread, so a call's answer never
-    waits for a disk; a conversation is rewritten whole (the format has a header that counts the
-    turns), so after `MAX_TURNS` calls the session continues in a new one."""
+    """Calls are appended at once and written by one background thread a moment later, so a call's
+    answer never waits for a disk and calls in quick succession share one write; a conversation is
+    rewritten whole (the format has a header that counts the turns), so after `MAX_TURNS` calls the
+    session continues in a new one."""
 
     def __init__(self, backend: Backend) -> None:
         self._backend = backend
@@ -82,12 +85,15 @@ class Conversations:
                 self._open[session] = conversation
                 self._all.append((session, conversation))
             conversation.turns.append(_turn(call, len(conversation.turns) + 1))
-        self._writer.submit(self._write, conversation)
+            schedule = not conversation.scheduled
+            conversation.scheduled = True
+        if schedule:
+            self._writer.submit(self._write, conversation)
 
     def _write(self, conversation: _Conversation) -> None:
+        time.sleep(SAVE_PAUSE_S)
         with self._lock:
-            if conversation.saved == len(conversation.turns):
-                return
+            conversation.scheduled = False
             turns = list(conversation.turns)
         try:
             self._backend.save_conversation(
@@ -97,9 +103,6 @@ class Conversations:
             if not self._warned:
                 self._warned = True
                 log.warning("astro mcp: cannot save the conversation: %s", exc.strerror or exc)
-            return
-        with self._lock:
-            conversation.saved = max(conversation.saved, len(turns))
 
     def close(self) -> None:
         """Write what is pending, then stop the writer."""

@@ -53,9 +53,9 @@ class AstroServer(MCPServer):
                 annotations=AstroTools.annotations(served.title),
                 structured_output=served.returns is not str,
             )
-            tool.parameters = untitled(tool.parameters)
+            tool.parameters = lean(tool.parameters)
             if tool.fn_metadata.output_schema is not None:
-                tool.fn_metadata.output_schema = untitled(tool.fn_metadata.output_schema)
+                tool.fn_metadata.output_schema = lean(tool.fn_metadata.output_schema)
             tools.append(tool)
             self._checks.add(func)
         super().__init__(
@@ -99,17 +99,18 @@ class AstroServer(MCPServer):
         self.conversations.close()
 
 
-def untitled(schema: Any, *, naming: bool = False) -> Any:
-    """A JSON schema without pydantic's titles, which only repeat the names: the tool list is
-    sent with every request the client's model makes, so each character is paid again and again."""
+def lean(schema: Any, *, naming: bool = False) -> Any:
+    """A JSON schema without pydantic's titles, which only repeat the names, nor empty `items`,
+    which constrain nothing: the tool list goes with every request the client's model makes, and
+    a client validates each result's every row against an `items` it is given."""
     if isinstance(schema, dict):
         return {
-            key: untitled(value, naming=key in ("properties", "$defs"))
+            key: lean(value, naming=key in ("properties", "$defs"))
             for key, value in schema.items()
-            if naming or key != "title" or not isinstance(value, str)
+            if naming or not ((key == "title" and isinstance(value, str)) or (key == "items" and value == {}))
         }
     if isinstance(schema, list):
-        return [untitled(value) for value in schema]
+        return [lean(value) for value in schema]
     return schema
 
 

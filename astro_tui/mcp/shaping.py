@@ -11,13 +11,16 @@ is data, never something that drives the client's terminal or reorders text.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.types as pat
 from pydantic import BaseModel
 
 from astro_tui.agent.formatting import sql_type
-from astro_tui.data.inert import inert
+from astro_tui.data.inert import UNSAFE_RE2, inert
 from astro_tui.data.results import QueryResult
 from astro_tui.data.text_table import format_table, json_safe
 
@@ -26,7 +29,7 @@ RESULT_BYTES = 40_000
 TEXT_ROWS = 20
 CELL_CHARS = 2_000
 SQL_CHARS = 10_000
-_CHUNK = 500
+_CHUNK = 256
 _NOTICE_ROOM = 400
 
 
@@ -38,7 +41,7 @@ class Column(BaseModel):
 class SqlResult(BaseModel):  # run_sql's output schema; results are plain dicts of this shape
     sql: str
     columns: list[Column]
-    rows: list[list[Any]]
+    rows: list[Any]
     row_count: int
     truncated: bool
     total_rows: int | None
@@ -80,11 +83,26 @@ def cell(value: Any) -> tuple[Any, bool]:
     return value, False
 
 
-def _rows(result: QueryResult) -> Iterator[tuple[Any, ...]]:
-    table = result.table
-    for start in range(0, table.num_rows, _CHUNK):
-        columns = [col.to_pylist() for col in table.slice(start, _CHUNK).columns]
-        yield from zip(*columns, strict=True)
+def _column(column: pa.ChunkedArray) -> tuple[list[Any], bool]:
+    """A column's values for JSON, and whether a long text was cut. Vectorised checks first: most
+    columns are numbers, or text without a control character or a long value, and pass as they are."""
+    kind = column.type
+    if pat.is_dictionary(kind):
+        column = column.cast(kind.value_type)
+        kind = kind.value_type
+    if pat.is_boolean(kind) or pat.is_integer(kind):
+        return column.to_pylist(), False
+    if pat.is_floating(kind) and pc.all(pc.is_finite(column)).as_py() is not False:
+        return column.to_pylist(), False
+    if pat.is_decimal(kind) or pat.is_date(kind):  # exact as text, as `json_safe` writes them
+        return column.cast(pa.string()).to_pylist(), False
+    if pat.is_string(kind) or pat.is_large_string(kind):
+        dirty = pc.any(pc.match_substring_regex(column, UNSAFE_RE2)).as_py()
+        longest = pc.max(pc.utf8_length(column)).as_py() or 0
+        if not dirty and longest <= CELL_CHARS:
+            return column.to_pylist(), False
+    pairs = [cell(v) for v in column.to_pylist()]
+    return [v for v, _ in pairs], any(c for _, c in pairs)
 
 
 def sql_result(result: QueryResult, budget: int) -> dict[str, Any]:
@@ -104,15 +122,22 @@ def sql_result(result: QueryResult, budget: int) -> dict[str, Any]:
     room = budget - size(payload) - _NOTICE_ROOM
     rows: list[list[Any]] = []
     cells_cut = False
-    for raw in _rows(result):
-        pairs = [cell(v) for v in raw]
-        row = [v for v, _ in pairs]
-        cost = size(row) + 1
-        if cost > room:
-            break
-        room -= cost
-        rows.append(row)
-        cells_cut = cells_cut or any(c for _, c in pairs)
+    for start in range(0, result.row_count, _CHUNK):
+        converted = [_column(c) for c in result.table.slice(start, _CHUNK).columns]
+        chunk = [list(row) for row in zip(*(values for values, _ in converted), strict=True)]
+        cells_cut = cells_cut or any(cut for _, cut in converted)
+        cost = size(chunk) - 1  # the chunk's brackets, less the comma that joins it to the rows before
+        if cost <= room:
+            rows.extend(chunk)
+            room -= cost
+            continue
+        for row in chunk:  # the chunk that reaches the budget: row by row
+            cost = size(row) + 1
+            if cost > room:
+                break
+            rows.append(row)
+            room -= cost
+        break
     total = result.total_rows if result.truncated else result.row_count
     payload["rows"] = rows
     payload["row_count"] = len(rows)
