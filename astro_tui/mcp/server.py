@@ -61,7 +61,7 @@ class AstroServer(MCPServer):
         super().__init__(
             name="astro",
             version=__version__,
-            instructions=INSTRUCTIONS.format(label=backend.label, dialect=backend.dialect),
+            instructions=INSTRUCTIONS.format(label=one_line(backend.label), dialect=backend.dialect),
             log_level="WARNING",
             tools=tools,
             **kwargs,
