@@ -28,7 +28,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 import anyio
 from mcp import Client, StdioServerParameters
@@ -37,7 +36,7 @@ CACHE = Path(__file__).resolve().parent / ".cache"
 MOTHERDUCK_VERSION = "1.1.*"
 QUERIES = {
     "count": "SELECT count(*) AS n FROM orders",
-    "group by": "SELECT region, count(*) AS n, sum(amount) AS total FROM orders GROUP BY region ORDER BY region",
+    "group by": "SELECT region, count(*) AS n, sum(amount) AS total FROM orders GROUP BY 1 ORDER BY 1",
     "500 rows": "SELECT * FROM orders ORDER BY id LIMIT 500",
 }
 
@@ -113,10 +112,12 @@ async def _run(rounds: int, db: Path, state: Path) -> None:
             clients[name] = await stack.enter_async_context(Client(params))
         print("tool lists (characters of JSON, as listed to the client):")
         for name, client in clients.items():
-            tools = [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in (await client.list_tools()).tools]
-            print(f"  {name:<24} {len(tools)} tools  {len(json.dumps(tools)):>6,} chars  ({', '.join(t['name'] for t in tools)})")
+            listed = (await client.list_tools()).tools
+            tools = [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in listed]
+            names = ", ".join(t["name"] for t in tools)
+            print(f"  {name:<24} {len(tools)} tools  {len(json.dumps(tools)):>6,} chars  ({names})")
         times: dict[tuple[str, str], list[float]] = {}
-        for warm in range(3):
+        for _warm in range(3):
             for name, client in clients.items():
                 tool, arg = _tool(name)
                 for sql in QUERIES.values():
@@ -147,7 +148,9 @@ async def _run(rounds: int, db: Path, state: Path) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--rows", type=int, default=1_000_000)
     args = parser.parse_args()

@@ -27,7 +27,7 @@ from astro_tui.config import Settings, state_dir
 from astro_tui.mcp.backend import Backend
 from astro_tui.mcp.calls import MAX_RUNNING
 from astro_tui.mcp.server import AstroServer
-from astro_tui.mcp.shaping import CELL_CHARS, RESULT_BYTES
+from astro_tui.mcp.shaping import CELL_CHARS, RESULT_BYTES, text_result
 from astro_tui.ui.screens.resume import ResumeScreen
 from tests.fake_openai import FakeOpenAI
 from tests.test_security_agent import CROSS_JOIN
@@ -183,6 +183,37 @@ async def test_cell_text_is_inert(server: AstroServer) -> None:
         assert raw not in wire
     assert data["rows"] == [["\\x1b]52;c;cHduZWQ=\\x07", "abc\\u202edef"]]
     assert data["columns"][0]["name"] == "b\\x1bad"
+
+
+async def test_every_type_becomes_exact_inert_json(server: AstroServer) -> None:
+    sql = (
+        "SELECT 1.50::DECIMAL(10,2) AS d, DATE '2024-02-29' AS day, TIMESTAMP '2024-01-02 03:04:05' AS ts,"
+        " 'nan'::DOUBLE AS nan, 2.5::DOUBLE AS x, [chr(27) || 'a', 'b'] AS list,"
+        " {'k': chr(7) || 'v'} AS struct, '\\xDE\\xAD'::BLOB AS blob, NULL AS nothing"
+    )
+    result = await call(server, "run_sql", {"sql": sql})
+    data = result.structured_content
+    assert data is not None, text(result)
+    assert data["rows"] == [
+        [
+            "1.50",
+            "2024-02-29",
+            "2024-01-02 03:04:05",
+            "nan",
+            2.5,
+            ["\\x1ba", "b"],
+            {"k": "\\x07v"},
+            "dead",
+            None,
+        ]
+    ]
+
+
+def test_text_results_keep_to_the_budget() -> None:
+    long = ("line of the catalog \x1b[2J\n" * 10_000).strip()
+    cut = text_result(long)
+    assert len(cut.encode()) <= RESULT_BYTES and cut.endswith(f"(cut at {RESULT_BYTES:,} bytes)")
+    assert "\x1b" not in cut and "\\x1b[2J" in cut
 
 
 async def test_text_tools(server: AstroServer) -> None:

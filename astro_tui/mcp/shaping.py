@@ -180,7 +180,7 @@ def text_result(text: str, budget: int = RESULT_BYTES) -> str:
     if len(data) <= budget:
         return text
     kept = data[: budget - 100].decode("utf-8", "ignore")
-    return kept + f"\n… (cut at {budget:,} bytes; narrow the command)"
+    return kept + f"\n… (cut at {budget:,} bytes)"
 
 
 def provenance(answer: Any) -> list[Any] | None:
