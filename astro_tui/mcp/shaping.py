@@ -29,7 +29,7 @@ RESULT_BYTES = 40_000
 TEXT_ROWS = 20
 CELL_CHARS = 2_000
 SQL_CHARS = 10_000
-_CHUNK = 256
+_CHUNK = 1024
 _NOTICE_ROOM = 400
 
 
@@ -131,12 +131,10 @@ def sql_result(result: QueryResult, budget: int) -> dict[str, Any]:
             rows.extend(chunk)
             room -= cost
             continue
-        for row in chunk:  # the chunk that reaches the budget: row by row
-            cost = size(row) + 1
-            if cost > room:
-                break
-            rows.append(row)
-            room -= cost
+        keep = len(chunk) * max(room, 0) // cost  # the chunk that reaches the budget: what fits
+        while keep and size(chunk[:keep]) - 1 > room:
+            keep = keep * 9 // 10
+        rows.extend(chunk[:keep])
         break
     total = result.total_rows if result.truncated else result.row_count
     payload["rows"] = rows
