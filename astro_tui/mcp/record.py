@@ -88,7 +88,10 @@ class Conversations:
             schedule = not conversation.scheduled
             conversation.scheduled = True
         if schedule:
-            self._writer.submit(self._write, conversation)
+            try:
+                self._writer.submit(self._write, conversation)
+            except RuntimeError:  # a call that ends while the server shuts down
+                self._write(conversation)
 
     def _write(self, conversation: _Conversation) -> None:
         time.sleep(SAVE_PAUSE_S)
