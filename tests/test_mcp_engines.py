@@ -16,7 +16,7 @@ from mcp import Client
 from astro_tui.config import Settings
 from astro_tui.mcp.backend import Backend
 from astro_tui.mcp.server import AstroServer
-from tests.pg_server import PgServer
+from tests.pg_server import OWNER_PASSWORD, PgServer
 from tests.spark_server import TOKEN, SparkServer
 from tests.test_security_postgres import CORPUS as PG_CORPUS
 from tests.test_security_postgres import STOLEN, active_queries, fingerprint
@@ -107,6 +107,14 @@ async def test_postgres_runaway_stopped_by_the_time_limit_and_by_a_cancel(
         await wait_for_async(lambda: active_queries(pg_server, "astro-mcp-runaway-2") == 0)
         after = await client.call_tool("run_sql", {"sql": "SELECT 1 AS ok"})
     assert after.structured_content is not None and after.structured_content["rows"] == [[1]]
+
+
+def test_postgres_password_is_in_no_result_instructions_or_saved_conversation(pg_mcp: AstroServer) -> None:
+    pg_mcp.conversations.close()
+    saved = "".join(p.read_text() for p in (pg_mcp.backend.state_dir / "conversations").glob("*.jsonl"))
+    assert saved and "pg_sleep" in saved
+    for text in (saved, pg_mcp.instructions or "", pg_mcp.backend.label):
+        assert OWNER_PASSWORD not in text
 
 
 # Spark Connect ----------------------------------------------------------------------------------------------
