@@ -139,10 +139,15 @@ async def test_run_sql_returns_structured_rows_and_a_short_text(server: AstroSer
 
 
 async def test_a_cut_result_says_so_with_the_exact_total_when_it_is_cheap(strict: Backend) -> None:
+    """The total of a plain scan is in DuckDB's metadata; any other is counted within the time
+    limit (the agent's own run_sql), and stays "more than N" when it cannot be."""
     server = AstroServer(strict)
     try:
         plain = await call(server, "run_sql", {"sql": "SELECT * FROM sales.orders"})
         filtered = await call(server, "run_sql", {"sql": "SELECT * FROM sales.orders WHERE amount > 5"})
+        endless = await call(
+            server, "run_sql", {"sql": "SELECT i FROM range(100000000000) t(i) WHERE i % 7 = 3"}
+        )
     finally:
         server.close()
     data = plain.structured_content
@@ -151,9 +156,12 @@ async def test_a_cut_result_says_so_with_the_exact_total_when_it_is_cheap(strict
     assert "10 of 100 rows" in data["notice"] and "aggregate" in data["notice"]
     data = filtered.structured_content
     assert data is not None
+    assert (data["row_count"], data["truncated"], data["total_rows"]) == (10, True, 95)
+    assert "10 of 95 rows" in data["notice"] and data["notice"] in text(filtered)
+    data = endless.structured_content
+    assert data is not None
     assert (data["row_count"], data["truncated"], data["total_rows"]) == (10, True, None)
     assert "10 of more than 10 rows" in data["notice"]
-    assert data["notice"] in text(filtered)
 
 
 async def test_no_result_exceeds_the_byte_budget(server: AstroServer) -> None:
@@ -248,11 +256,53 @@ async def test_submit_result_renders_from_queries_with_their_sql(server: AstroSe
     assert data is not None
     assert data["text"] == "100 orders; the largest are 100 99 and 7 more."
     assert data["verified"] is True and data["unverified_numbers"] == ["7"]
-    assert data["title"] == "Orders" and data["provenance"] is None
+    assert data["title"] == "Orders" and data["complete"] is True and data["notice"] is None
+    spans = [
+        (p["text"], [(s["input"], s["row"], s["column"]) for s in p["sources"]]) for p in data["provenance"]
+    ]
+    assert spans == [
+        ("100", [("n", 0, "count_star()")]),
+        ("100", [("top", 0, "id")]),
+        ("99", [("top", 1, "id")]),
+    ]
+    assert all(data["text"][p["start"] : p["end"]] == p["text"] for p in data["provenance"])
     inputs = {i["name"]: i["result"] for i in data["inputs"]}
     assert inputs["n"]["rows"] == [[100]] and inputs["top"]["rows"] == [[100], [99]]
     assert "count" in inputs["n"]["sql"]
     assert text(result).startswith("Orders\n\n100 orders") and "SQL as executed" in text(result)
+
+
+async def test_a_long_answer_keeps_to_the_budget_and_a_cut_input_makes_it_incomplete(
+    server: AstroServer, strict: Backend
+) -> None:
+    many = await call(
+        server,
+        "submit_result",
+        {
+            "inputs": {"t": "SELECT i FROM range(3000) t(i)"},
+            "template": "{% for r in t.rows %}{{ r.i }} {% endfor %}",
+        },
+    )
+    data = many.structured_content
+    assert data is not None, text(many)
+    assert 0 < len(data["provenance"]) < 3000 and "more values left out" in data["notice"]
+    assert data["complete"] is True and wire_size(many) <= RESULT_BYTES + 1_000
+    cut_server = AstroServer(strict)
+    try:
+        cut = await call(
+            cut_server,
+            "submit_result",
+            {
+                "inputs": {"t": "SELECT id FROM sales.orders"},
+                "template": "{% for r in t.rows %}{{ r.id }} {% endfor %}",
+            },
+        )
+    finally:
+        cut_server.close()
+    data = cut.structured_content
+    assert data is not None, text(cut)
+    assert data["complete"] is False and "Not complete" in data["notice"]
+    assert data["inputs"][0]["result"]["truncated"] is True
 
 
 # bad input --------------------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 import pyarrow.types as pat
 from pydantic import BaseModel
 
+from astro_tui.agent.events import Answer
 from astro_tui.agent.formatting import sql_type
 from astro_tui.data.inert import UNSAFE_RE2, inert
 from astro_tui.data.results import QueryResult
@@ -58,9 +59,11 @@ class VerifiedAnswer(BaseModel):  # submit_result's output schema
     title: str | None
     text: str
     verified: bool
+    complete: bool
     unverified_numbers: list[str]
+    provenance: list[Any]
     inputs: list[AnswerInput]
-    provenance: list[Any] | None
+    notice: str | None
 
 
 def size(value: Any) -> int:
@@ -181,32 +184,58 @@ def text_result(text: str, budget: int = RESULT_BYTES) -> str:
     return kept + f"\n… (cut at {budget:,} bytes)"
 
 
-def provenance(answer: Any) -> list[Any] | None:
-    """Hook for the provenance of each quoted value (agent/templates.py, in progress on another
-    branch): None until an Answer carries it; then its records go here, through `cell`."""
-    return None
-
-
-def verified_answer(answer: Any, budget: int = RESULT_BYTES) -> tuple[dict[str, Any], str]:
-    """submit_result's answer: the rendered text and, per input, its SQL as executed and rows."""
+def verified_answer(answer: Answer, budget: int = RESULT_BYTES) -> tuple[dict[str, Any], str]:
+    """submit_result's answer: the rendered text, where each of its values came from (the same
+    records as `astro ask --json`), and per input its SQL as executed and rows, in `budget` bytes:
+    the text first (up to half), then the provenance (up to half of what is left), then the inputs.
+    A span's offsets are those of the text as rendered: they shift only where the text held a
+    control character, which the inert text shows as `\\x1b`-style escapes."""
     text = inert(answer.text)
     title = inert(answer.title, keep_newlines=False) if answer.title else None
     shown = _answer_text(title, text, answer)
+    notes = []
+    if len(text.encode("utf-8", "replace")) > budget // 2:
+        text = text.encode("utf-8", "replace")[: budget // 2].decode("utf-8", "ignore") + "…"
+        notes.append("The answer's text is cut here; ask for a shorter one.")
     payload: dict[str, Any] = {
         "title": title,
         "text": text,
         "verified": bool(answer.verified),
+        "complete": bool(answer.complete),
         "unverified_numbers": [inert(n, keep_newlines=False) for n in answer.unverified_numbers],
+        "provenance": [],
         "inputs": [],
-        "provenance": provenance(answer),
+        "notice": None,
     }
-    room = budget - size(payload) - len(shown.encode("utf-8", "replace"))
+    room = budget - size(payload) - _NOTICE_ROOM
+    spans, room = _within([cell(span.to_json())[0] for span in answer.provenance], room // 2, room)
+    payload["provenance"] = spans
+    if len(spans) < len(answer.provenance):
+        notes.append(
+            f"Provenance of {len(answer.provenance) - len(spans):,} more values left out (the budget)."
+        )
+    if not answer.complete:
+        notes.append("Not complete: a value came from a result cut by a limit.")
     share = max(room // max(len(answer.tables), 1), 0)
     for table in answer.tables:
         payload["inputs"].append(
             {"name": inert(table.name, keep_newlines=False), "result": sql_result(table.result, share)}
         )
+    payload["notice"] = " ".join(notes) or None
     return payload, shown
+
+
+def _within(items: list[Any], limit: int, room: int) -> tuple[list[Any], int]:
+    """The first items whose JSON fits in `limit` bytes, and the room left after them."""
+    kept: list[Any] = []
+    used = 0
+    for item in items:
+        cost = size(item) + 1
+        if used + cost > limit:
+            break
+        kept.append(item)
+        used += cost
+    return kept, room - used
 
 
 def _answer_text(title: str | None, text: str, answer: Any) -> str:
