@@ -16,12 +16,14 @@ from mcp import Client
 from astro_tui.config import Settings
 from astro_tui.mcp.backend import Backend
 from astro_tui.mcp.server import AstroServer
-from tests.pg_server import OWNER_PASSWORD, PgServer
+from tests.pg_server import DATABASE, OWNER_PASSWORD, PgServer
 from tests.spark_server import TOKEN, SparkServer
 from tests.test_security_postgres import CORPUS as PG_CORPUS
-from tests.test_security_postgres import STOLEN, active_queries, fingerprint
+from tests.test_security_postgres import STOLEN, active_queries, leaked_values, sentinel, server_state
 from tests.test_security_spark import AIMED_AT
-from tests.test_security_spark import CORPUS as SPARK_CORPUS
+from tests.test_security_spark import INERT as SPARK_INERT
+from tests.test_security_spark import REFUSED as SPARK_REFUSED
+from tests.test_security_spark import leaked_values as spark_leaked
 from tests.test_spark import RUNAWAY
 from tests.waiting import wait_for, wait_for_async
 
@@ -29,9 +31,11 @@ from tests.waiting import wait_for, wait_for_async
 def serve(url: str, state: Path, **limits: Any) -> Iterator[AstroServer]:
     backend = Backend.open([url], Settings(**limits), state)
     server = AstroServer(backend)
-    yield server
-    server.close()
-    backend.close()
+    try:
+        yield server
+    finally:
+        server.close()
+        backend.close()
 
 
 @pytest.fixture(scope="module")
@@ -50,15 +54,13 @@ def spark_mcp(spark_server: SparkServer, tmp_path_factory: pytest.TempPathFactor
     yield from serve(spark_server.url, tmp_path_factory.mktemp("mcp-spark"), query_timeout_s=300)
 
 
-async def refused_all(client: Client, corpus: list[dict[str, str]]) -> list[tuple[str, str]]:
-    """The statements not refused with one line naming the reason."""
-    passed = []
-    for entry in corpus:
-        result = await client.call_tool("run_sql", {"sql": entry["sql"]})
-        message = result.content[0].text  # type: ignore[union-attr]
-        if not result.is_error or "\n" in message or not message.startswith("run_sql: "):
-            passed.append((entry["sql"], message))
-    return passed
+async def refused(client: Client, entry: dict[str, Any], passed: list[tuple[str, str]]) -> str:
+    """Call run_sql with the entry; note it in `passed` unless refused in one line naming the reason."""
+    result = await client.call_tool("run_sql", {"sql": entry["sql"]})
+    message = result.content[0].text  # type: ignore[union-attr]
+    if not result.is_error or "\n" in message or not message.startswith("run_sql: "):
+        passed.append((entry["sql"], message))
+    return message
 
 
 # PostgreSQL -------------------------------------------------------------------------------------------------
@@ -81,13 +83,29 @@ async def test_postgres_structured_result_and_the_cap(pg_mcp: AstroServer) -> No
 
 
 async def test_postgres_hostile_corpus_over_mcp_changes_nothing(
-    pg_mcp: AstroServer, pg_server: PgServer
+    pg_mcp: AstroServer, pg_server: PgServer, pg_hostile: str, tmp_path: Path
 ) -> None:
-    before = fingerprint(pg_server)
-    async with Client(pg_mcp) as client:
-        assert await refused_all(client, PG_CORPUS) == []
-    assert fingerprint(pg_server) == before
+    """As `test_security_postgres.py` does it: each statement on its database (the shop, or the
+    hostile one whose functions and operators are traps), a sentinel session to aim at."""
+    hostile = serve(pg_server.url(db=pg_hostile), tmp_path / "state")
+    servers = {DATABASE: pg_mcp, pg_hostile: next(hostile)}
+    passed: list[tuple[str, str]] = []
+    messages: list[str] = []
+    try:
+        with sentinel(pg_server) as pid:
+            before = server_state(pg_server, pg_hostile)
+            async with Client(servers[DATABASE]) as shop, Client(servers[pg_hostile]) as trap:
+                for entry in PG_CORPUS:
+                    client = trap if entry.get("db", DATABASE) == pg_hostile else shop
+                    messages.append(await refused(client, entry, passed))
+            assert server_state(pg_server, pg_hostile) == before
+            assert pg_server.psql(f"SELECT count(*) FROM pg_stat_activity WHERE pid = {pid}") == "1"
+    finally:
+        hostile.close()
+    assert passed == []
     assert not [p for p in STOLEN if os.path.exists(p)]
+    printed = "\n".join(messages)
+    assert not [value for value in leaked_values(pg_server) if value and value in printed]
 
 
 async def test_postgres_runaway_stopped_by_the_time_limit_and_by_a_cancel(
@@ -125,7 +143,14 @@ async def test_spark_result_corpus_and_cancel(spark_mcp: AstroServer, spark_serv
     async with Client(spark_mcp) as client:
         counted = await client.call_tool("run_sql", {"sql": "SELECT count(*) AS n FROM sales.orders"})
         assert counted.structured_content is not None and counted.structured_content["rows"] == [[1500]]
-        assert await refused_all(client, SPARK_CORPUS) == []
+        passed: list[tuple[str, str]] = []
+        for entry in SPARK_REFUSED:
+            await refused(client, entry, passed)
+        assert passed == []
+        for entry in SPARK_INERT:  # `${…}` stays text on a session that proved substitution off
+            result = await client.call_tool("run_sql", {"sql": entry["sql"]})
+            shown = result.model_dump_json()
+            assert not any(v in shown for v in spark_leaked(spark_server)), (entry, shown)
         async with anyio.create_task_group() as group:
             group.start_soon(client.call_tool, "run_sql", {"sql": RUNAWAY})
             await wait_for_async(lambda: spark_mcp.calls.running == 1, what="the runaway to run")
