@@ -1,23 +1,26 @@
 """The `astro` command: the full-screen app, plus headless `sql`, `shell`, `ask`, `eval` and `config`.
 
-A thin consumer of the data, catalog and agent layers; every failure ends in
-one line on stderr and a non-zero exit, never a traceback.
+A thin front end of a `Session` (`session/core.py`): the settings and the state
+directory are read here, once, and every command drives the session made from
+them. Every failure ends in one line on stderr and a non-zero exit, never a
+traceback.
 """
 
 from __future__ import annotations
 
 import asyncio
-import csv
-import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from astro_tui import __version__
 from astro_tui.config import ConfigError, Settings, config_path, load_settings
+
+if TYPE_CHECKING:
+    from astro_tui.session import Session
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
@@ -110,7 +113,7 @@ def _settings(**flags: Any) -> Settings:
 
 
 def _fail(message: str, code: int = EXIT_FAILURE) -> NoReturn:
-    from astro_tui.data.text_table import inert
+    from astro_tui.text import inert
 
     click.echo(f"astro: {inert(message)}", err=True)
     sys.exit(code)
@@ -151,14 +154,19 @@ def _interruptible(work: Callable[[Any], Any]) -> Any:
     return outcome.get("value")
 
 
-def _open_database(targets: tuple[str, ...], settings: Settings) -> Any:
-    from astro_tui.data.database import Database
-    from astro_tui.data.errors import DataError
+def _session(targets: tuple[str, ...], settings: Settings, **options: Any) -> Session:
+    """A session on TARGETS with its database open (the sample's build progress on stderr)."""
+    from astro_tui.config import state_dir
+    from astro_tui.errors import AstroError
+    from astro_tui.session import Building, Session
 
+    session = Session(list(targets), settings, state_dir=state_dir(), **options)
+    session.listen(lambda event: click.echo(event.text, err=True) if isinstance(event, Building) else None)
     try:
-        return Database.open(list(targets), settings, on_build=lambda msg: click.echo(msg, err=True))
-    except DataError as exc:
+        session.database()
+    except AstroError as exc:
         _fail(str(exc))
+    return session
 
 
 @click.group(cls=_DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -181,8 +189,10 @@ def main() -> None:
 def open_app(targets: tuple[str, ...], **flags: Any) -> None:
     """Open the full-screen app on TARGETS (default: the sample warehouse)."""
     settings = _settings(**flags)
+    from astro_tui.config import state_dir
     from astro_tui.data.engines import check_targets
     from astro_tui.data.errors import DataError
+    from astro_tui.session import Session
 
     try:
         check_targets(list(targets), settings)
@@ -190,7 +200,7 @@ def open_app(targets: tuple[str, ...], **flags: Any) -> None:
         _fail(str(exc))
     from astro_tui.ui.app import run_app
 
-    sys.exit(run_app(list(targets), settings))
+    sys.exit(run_app(Session(list(targets), settings, state_dir=state_dir())))
 
 
 @main.command(context_settings={"ignore_unknown_options": True})
@@ -212,9 +222,8 @@ def sql(sql: str | None, targets: tuple[str, ...], sql_file: str | None, fmt: st
 
     SQL may be `-` to read the statement from standard input, as with `-f -`.
     """
-    from astro_tui.data.errors import DataError
-    from astro_tui.data.inert import json_inert
-    from astro_tui.data.text_table import format_table, inert, json_safe
+    from astro_tui.data.text_table import write_csv, write_json, write_table
+    from astro_tui.errors import AstroError
 
     if sql_file is not None:
         targets = (sql, *targets) if sql is not None else targets
@@ -224,30 +233,19 @@ def sql(sql: str | None, targets: tuple[str, ...], sql_file: str | None, fmt: st
     elif sql == "-":
         sql = _read_statement("-")
     settings = _settings(**flags)
-    db = _open_database(targets, settings)
+    session = _session(targets, settings)
     try:
-        result = _interruptible(lambda cancel: db.execute(sql, cancel=cancel))
-    except DataError as exc:
+        result = _interruptible(lambda cancel: session.sql(sql, cancel=cancel)).result
+    except AstroError as exc:
         _fail(str(exc))
     finally:
-        db.close()
-    if fmt == "table":
-        click.echo(format_table(result, max_rows=settings.row_cap))
+        session.close()
+    if fmt == "table":  # each a batch of rows at a time: printing holds one batch
+        write_table(result, sys.stdout, max_rows=settings.row_cap)
     elif fmt == "csv":
-        writer = csv.writer(sys.stdout, lineterminator="\n")
-        writer.writerow([inert(c, keep_newlines=False) for c in result.columns])
-        for row in result.rows():
-            writer.writerow(["" if v is None else inert(str(v)) for v in row])
+        write_csv(result, sys.stdout)
     else:
-        payload = {
-            "columns": result.columns,
-            "rows": [[json_safe(v) for v in row] for row in result.rows()],
-            "row_count": result.row_count,
-            "truncated": result.truncated,
-            "elapsed_ms": round(result.elapsed_ms, 3),
-            "sql": result.sql,
-        }
-        click.echo(json_inert(json.dumps(payload, ensure_ascii=False)))
+        write_json(result, sys.stdout)
     if result.truncated:
         click.echo(f"astro: {result.count_text()} (raise --max-rows to see more)", err=True)
 
@@ -268,19 +266,16 @@ def _read_statement(source: str) -> str:
 @click.argument("targets", nargs=-1)
 def shell(command: str, targets: tuple[str, ...]) -> None:
     """Run one metadata-shell COMMAND (ls, cat, grep, find, …) over the catalog of TARGETS."""
-    from astro_tui.catalog.introspect import load_catalog
-    from astro_tui.catalog.shell import Shell
-    from astro_tui.data.errors import DataError
-    from astro_tui.data.text_table import inert
+    from astro_tui.errors import AstroError
+    from astro_tui.text import inert
 
-    settings = _settings()
-    db = _open_database(targets, settings)
+    session = _session(targets, _settings())
     try:
-        result = _interruptible(lambda cancel: Shell(load_catalog(db), db).run(command))
-    except DataError as exc:
+        result = _interruptible(lambda cancel: session.shell(command, cancel=cancel))
+    except AstroError as exc:
         _fail(str(exc))
     finally:
-        db.close()
+        session.close()
     if result.output:
         stream_err = result.exit_code == EXIT_USAGE
         click.echo(inert(result.output.rstrip("\n")), err=stream_err)
@@ -296,30 +291,21 @@ def shell(command: str, targets: tuple[str, ...]) -> None:
 def ask(question: str, targets: tuple[str, ...], json_output: bool, **flags: Any) -> None:
     """Answer QUESTION about TARGETS in one headless turn: progress on stderr, answer on stdout."""
     settings = _settings(**flags)
-    from astro_tui.agent.headless import run_ask
-    from astro_tui.config import state_dir
+    from astro_tui.headless.ask import run_ask
     from astro_tui.llm.errors import model_not_configured_message
 
     if not settings.model_configured:
         click.echo(model_not_configured_message(), err=True)
         sys.exit(EXIT_USAGE)
-    db = _open_database(targets, settings)
+    session = _session(targets, settings)
     try:
         code = asyncio.run(
-            run_ask(
-                question,
-                db,
-                settings,
-                json_output=json_output,
-                state_dir=state_dir(),
-                out=sys.stdout,
-                err=sys.stderr,
-            )
+            run_ask(question, session, json_output=json_output, out=sys.stdout, err=sys.stderr)
         )
     except KeyboardInterrupt:
         code = 130
     finally:
-        db.close()
+        session.close()
     sys.exit(code)
 
 
@@ -337,16 +323,15 @@ def eval_command(questions: str | None, targets: tuple[str, ...], json_output: b
     1 when a gold query failed, 2 for an unusable file or model.
     """
     settings = _settings(**flags)
-    from astro_tui.agent.eval_report import EvalProgress, format_json, format_summary
-    from astro_tui.agent.evaluation import (
+    from astro_tui.errors import AstroError
+    from astro_tui.headless.eval_report import EvalProgress, format_json, format_summary
+    from astro_tui.headless.evaluation import (
         EvalAborted,
         EvalInputError,
         default_questions_path,
         evaluate,
         load_questions,
     )
-    from astro_tui.config import state_dir
-    from astro_tui.data.errors import DataError
     from astro_tui.llm import ChatClient, LLMError, model_not_configured_message
 
     path = Path(questions) if questions is not None else default_questions_path()
@@ -361,20 +346,12 @@ def eval_command(questions: str | None, targets: tuple[str, ...], json_output: b
         client = ChatClient(settings)
     except LLMError as exc:
         _fail(exc.message, EXIT_USAGE)
-    db = _open_database(targets, settings)
+    session = _session(targets, settings, client=client)
     progress = EvalProgress(sys.stderr, len(items))
 
     async def run() -> Any:
         try:
-            return await evaluate(
-                items,
-                db,
-                settings,
-                client=client,
-                notes_from=state_dir(),
-                on_start=progress.start,
-                on_report=progress.report,
-            )
+            return await evaluate(items, session, on_start=progress.start, on_report=progress.report)
         finally:
             await client.aclose()
 
@@ -382,12 +359,12 @@ def eval_command(questions: str | None, targets: tuple[str, ...], json_output: b
         summary = asyncio.run(run())
     except EvalAborted as exc:
         _fail(str(exc), exc.code)
-    except DataError as exc:
-        _fail(f"cannot read the catalog: {exc}")
+    except AstroError as exc:
+        _fail(str(exc))
     except KeyboardInterrupt:
         _fail("interrupted", 130)
     finally:
-        db.close()
+        session.close()
     click.echo(format_json(summary) if json_output else format_summary(summary))
     sys.exit(EXIT_FAILURE if summary.gold_failed else 0)
 
@@ -405,8 +382,8 @@ def config(ctx: click.Context, **flags: Any) -> None:
     if ctx.invoked_subcommand is not None:
         return
     from astro_tui.config import setting_sources
-    from astro_tui.data.text_table import inert
-    from astro_tui.data.urls import redact_url
+    from astro_tui.llm.errors import display_url
+    from astro_tui.text import inert, redact_url
 
     settings = _settings(**flags)
     mapping = {"timeout": "query_timeout_s", "max_rows": "row_cap"}
@@ -423,7 +400,7 @@ def config(ctx: click.Context, **flags: Any) -> None:
         if name == "api_key":
             value = "(set)" if value else "(not set)"
         elif name == "base_url" and value:
-            value = redact_url(value)
+            value = display_url(value)
         shown = value if value is not None else "(not set)"
         rows.append((name, inert(str(shown), keep_newlines=False), sources[name]))
     for name, url in sorted(settings.connections.items()):

@@ -14,6 +14,8 @@ from typing import Any
 
 from platformdirs import user_cache_dir, user_config_dir
 
+from astro_tui.errors import AstroError
+
 APP_NAME = "astro"
 
 ENV_VARS: dict[str, str] = {
@@ -23,7 +25,7 @@ ENV_VARS: dict[str, str] = {
 }
 
 
-class ConfigError(Exception):
+class ConfigError(AstroError):
     """A setting is missing or malformed; the message is one line for the user."""
 
 

@@ -60,7 +60,8 @@ def _startup_child(db: str) -> None:
     spawned = float(os.environ["ASTRO_BENCH_T0"])
     from textual.screen import Screen
 
-    from astro_tui.config import Settings
+    from astro_tui.config import Settings, state_dir
+    from astro_tui.session import CatalogLoaded, Session
     from astro_tui.ui.app import AstroApp
     from astro_tui.ui.panes.catalog import CatalogTree
 
@@ -75,9 +76,11 @@ def _startup_child(db: str) -> None:
     Screen._compositor_refresh = timed_paint  # type: ignore[method-assign]
 
     class Timed(AstroApp):
-        def on_catalog_loaded(self, message: Any) -> None:
-            # AstroApp's handler fills the tree in this same dispatch; the next refresh shows it.
-            self.call_after_refresh(self._shown)
+        def on_astro_app_reported(self, message: Any) -> None:
+            # AstroApp's router fills the tree in this same dispatch; the next refresh shows it.
+            super().on_astro_app_reported(message)
+            if isinstance(message.event, CatalogLoaded):
+                self.call_after_refresh(self._shown)
 
         def _shown(self) -> None:
             schemas = len(self.query_one(CatalogTree).root.children)
@@ -86,7 +89,7 @@ def _startup_child(db: str) -> None:
             self.exit()
 
     async def main() -> None:
-        app = Timed([db] if db else [], Settings())
+        app = Timed(Session([db] if db else [], Settings(), state_dir=state_dir()))
         async with app.run_test(size=SIZE) as pilot:
             while app.is_running:
                 await pilot.pause(0.005)
@@ -169,9 +172,8 @@ def bench_bare(runs: int, pycache: Path) -> list[float]:
 async def bench_million(db: Path) -> tuple[float, float]:
     from astro_tui.config import Settings
     from astro_tui.data.database import Database
-    from astro_tui.ui.app import AstroApp
-    from astro_tui.ui.messages import ResultOrigin
-    from tests.test_ui_support import ready
+    from astro_tui.session import Result
+    from tests.test_ui_support import make_app, ready
 
     settings = Settings(row_cap=2_000_000)
     with Database.open([str(db)], settings) as source:
@@ -182,7 +184,7 @@ async def bench_million(db: Path) -> tuple[float, float]:
             "(i * 0.37)::DOUBLE AS ratio FROM range(1000000) t(i)"
         )
         query_s = time.perf_counter() - started
-    app = AstroApp([str(db)], settings, live_clocks=False)
+    app = make_app(db, settings, live_clocks=False)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         # A person runs a query seconds after start, when the background warm-up is done.
@@ -190,7 +192,7 @@ async def bench_million(db: Path) -> tuple[float, float]:
             await asyncio.sleep(0.01)
         painted: list[float] = []
         started = time.perf_counter()
-        app.results.add_result(result, ResultOrigin("sql", ""))
+        app.results.add_result(Result(1, "sql 1", "sql", result, result.sql))
         while app.results.table_widget is None:
             await asyncio.sleep(0.001)
         app.call_after_refresh(lambda: painted.append(time.perf_counter()))
@@ -308,27 +310,26 @@ def _fake_model(spec: str) -> Iterator[Settings]:
 
 
 async def bench_stream(db: Path, tokens: int, delay_s: float) -> dict[str, float]:
-    from astro_tui.agent.loop import Agent
-    from astro_tui.catalog.introspect import load_catalog
     from astro_tui.config import state_dir
     from astro_tui.data.database import Database
-    from astro_tui.ui.app import AstroApp
+    from astro_tui.session import Session
     from astro_tui.ui.widgets.markdown_text import StreamingMarkdown
-    from tests.test_ui_support import ready, submit
+    from tests.test_ui_support import make_app, ready, submit
 
     _, pieces = _answer_text(tokens)
     shown = _shown_text("".join(pieces))
     with _fake_model(f"{tokens},{delay_s},2") as settings:
         # The stream's own duration: the same agent and server, no screen.
         with Database.open([str(db)], settings) as source:
-            agent = Agent(source, load_catalog(source), settings, state_dir=state_dir())
+            session = Session.over(source, settings, state_dir=state_dir())
+            await asyncio.to_thread(session.read_catalog)  # as before: the catalog read ahead
             started = time.perf_counter()
-            async for _ in agent.run("bench"):
+            async for _ in session.run("bench"):
                 pass
             stream_s = time.perf_counter() - started
-            await agent.aclose()
+            await session.aclose()
 
-        app = AstroApp([str(db)], settings, live_clocks=True)
+        app = make_app(db, settings, live_clocks=True)
         async with app.run_test(size=SIZE) as pilot:
             await ready(pilot)
             async with LoopLag() as lag:
@@ -361,12 +362,11 @@ async def bench_stream(db: Path, tokens: int, delay_s: float) -> dict[str, float
 
 async def bench_tool_stream(db: Path, tokens: int, delay_s: float) -> dict[str, float]:
     """A run_sql call of `tokens` tokens streamed into its live block: the loop's lag meanwhile."""
-    from astro_tui.ui.app import AstroApp
     from astro_tui.ui.widgets.tool_block import ToolBlock
-    from tests.test_ui_support import ready, submit
+    from tests.test_ui_support import make_app, ready, submit
 
     with _fake_model(f"{tokens},{delay_s},2,tool") as settings:
-        app = AstroApp([str(db)], settings, live_clocks=True)
+        app = make_app(db, settings, live_clocks=True)
         async with app.run_test(size=SIZE) as pilot:
             await ready(pilot)
             async with LoopLag() as lag:

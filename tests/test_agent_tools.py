@@ -11,6 +11,7 @@ import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pytest
@@ -27,7 +28,7 @@ from astro_tui.agent.events import Answer
 from astro_tui.agent.history import Entry, History, Turn
 from astro_tui.agent.loop import Agent
 from astro_tui.agent.registry import ToolOutcome, ToolRegistry
-from astro_tui.agent.tools import build_registry, call_summary
+from astro_tui.agent.tools import build_registry
 from astro_tui.agent.tools.context import TURN_CANCEL, ToolContext
 from astro_tui.agent.workspace import Workspace, sql_description
 from astro_tui.catalog.introspect import load_catalog
@@ -472,7 +473,12 @@ async def test_send_message_is_an_unverified_message(registry: ToolRegistry) -> 
     assert outcome.value.unverified_numbers == ("3", "12")
 
 
-def test_call_summaries() -> None:
+def test_call_summaries(registry: ToolRegistry) -> None:
+    """Each tool says where it is defined how a call of it reads in one line."""
+
+    def call_summary(name: str, arguments: dict[str, Any] | None) -> str:
+        return registry[name].summary(arguments)
+
     assert call_summary("run_sql", {"sql": "-- revenue by region\nSELECT 1"}) == "-- revenue by region"
     assert call_summary("run_sql", {"sql": "SELECT   region\nFROM x"}) == "SELECT region FROM x"
     assert call_summary("shell", {"command": "ls /sales"}) == "ls /sales"
@@ -532,6 +538,37 @@ def test_conversation_round_trip_and_listing(tmp_path: Path) -> None:
         load_conversation(tmp_path, "missing")
     with pytest.raises(ConversationError):
         load_conversation(tmp_path, "../secrets")
+
+
+def test_what_the_person_saw_is_kept_beside_the_text_for_the_model(tmp_path: Path) -> None:
+    """Version 2 saves it as a field; a version 1 file had it only after "Shown to the person"
+    in the text for the model (or, for send_message, in the call), and still reads."""
+    turns = _turns()
+    turns[0].entries[-1].shown = "Revenue was 12."
+    save_conversation(tmp_path, "new", turns, db_key="k", db_label="k", model="m", created="t")
+    assert load_conversation(tmp_path, "new")[1][0].shown_answer == "Revenue was 12."
+
+    def legacy(content: str, call: str = "submit_result", arguments: str = "{}") -> str | None:
+        calls = [{"id": "c1", "type": "function", "function": {"name": call, "arguments": arguments}}]
+        lines = [
+            {"type": "header", "version": 1, "id": "old", "db_key": "k"},
+            {"type": "turn", "index": 0, "question": "q", "status": "answer", "workspace_next": 1},
+            {"type": "message", "turn": 0, "message": {"role": "user", "content": "q"}},
+            {"type": "message", "turn": 0, "message": {"role": "assistant", "tool_calls": calls}},
+            {
+                "type": "message",
+                "turn": 0,
+                "message": {"role": "tool", "tool_call_id": "c1", "content": content},
+            },
+        ]
+        conversations = tmp_path / "conversations"
+        conversations.mkdir(exist_ok=True)
+        (conversations / "old.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+        return load_conversation(tmp_path, "old")[1][0].shown_answer
+
+    assert legacy("Shown to the person:\nRevenue was 12.") == "Revenue was 12."
+    assert legacy("Shown to the person.", "send_message", '{"message": "Which year?"}') == "Which year?"
+    assert legacy("df_1: 3 rows") is None
 
 
 @pytest.mark.parametrize(

@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
-from astro_tui.agent.headless import run_ask
 from astro_tui.config import Settings
 from astro_tui.data.database import Database
+from astro_tui.headless.ask import run_ask
+from astro_tui.session import Session
 from tests.fake_openai import FakeOpenAI, cut, error, text_reply, tool_call_reply
 
 REVENUE = "SELECT sum(total_amount) AS revenue FROM sales.orders WHERE status = 'completed'"
@@ -35,7 +36,8 @@ async def ask(
     json_output: bool = False,
 ) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
-    code = await run_ask(question, db, settings, json_output=json_output, state_dir=state, out=out, err=err)
+    session = Session.over(db, settings, state_dir=state)
+    code = await run_ask(question, session, json_output=json_output, out=out, err=err)
     return code, out.getvalue(), err.getvalue()
 
 
@@ -186,9 +188,8 @@ async def test_progress_shows_calls_as_they_are_written_on_a_terminal(
 ) -> None:
     script_answer(fake_openai)
     out, err = io.StringIO(), _Terminal()
-    code = await run_ask(
-        "revenue?", warehouse, fake_openai.settings(), json_output=False, state_dir=tmp_path, out=out, err=err
-    )
+    session = Session.over(warehouse, fake_openai.settings(), state_dir=tmp_path)
+    code = await run_ask("revenue?", session, json_output=False, out=out, err=err)
     assert code == 0
     shown = err.getvalue()
     assert "▶ run_sql  writing… 0 characters" in shown and "\r\x1b[K▶ run_sql  -- orders by status\n" in shown
@@ -200,9 +201,8 @@ async def test_a_turn_that_fails_mid_call_clears_the_live_line(
 ) -> None:
     fake_openai.script(cut(tool_call_reply([("run_sql", {"sql": EXPLORE})])))
     out, err = io.StringIO(), _Terminal()
-    code = await run_ask(
-        "revenue?", warehouse, fake_openai.settings(), json_output=False, state_dir=tmp_path, out=out, err=err
-    )
+    session = Session.over(warehouse, fake_openai.settings(), state_dir=tmp_path)
+    code = await run_ask("revenue?", session, json_output=False, out=out, err=err)
     assert code == 1
     shown = err.getvalue()
     assert "writing…" in shown and shown.split("\r\x1b[K")[-1].startswith("astro: ")

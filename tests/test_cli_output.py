@@ -46,10 +46,10 @@ def test_a_launch_writes_the_bytecode_it_compiles(tmp_path: Path) -> None:
     """Under PYTHONDONTWRITEBYTECODE (many containers) the first launch still leaves bytecode
     behind, so the next one does not compile again."""
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": str(tmp_path)}
-    code = "import astro_tui, astro_tui.data.inert"
+    code = "import astro_tui, astro_tui.text"
     subprocess.run([sys.executable, "-c", code], env=env, check=True)
     written = {p.name.split(".")[0] for p in tmp_path.rglob("*.pyc")}
-    assert "inert" in written, written
+    assert "text" in written, written
     subprocess.run([sys.executable, "-c", "import json.decoder"], env=env, check=True)
     assert "decoder" not in {p.name.split(".")[0] for p in tmp_path.rglob("*.pyc")}
 

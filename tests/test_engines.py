@@ -14,7 +14,7 @@ from astro_tui.config import ConfigError, Settings, load_settings
 from astro_tui.data.database import Database
 from astro_tui.data.engines import check_targets, expand_targets, open_engine, server_scheme
 from astro_tui.data.errors import TargetError
-from astro_tui.data.urls import redact_url
+from astro_tui.text import redact_url
 
 PACKAGE = Path(__file__).resolve().parents[1] / "astro_tui"
 

@@ -7,14 +7,16 @@ import io
 import json
 import subprocess
 import sys
+import tempfile
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
 
-from astro_tui.agent.eval_report import EvalProgress
-from astro_tui.agent.evaluation import (
+from astro_tui.data.database import Database
+from astro_tui.headless.eval_report import EvalProgress
+from astro_tui.headless.evaluation import (
     EvalInputError,
     EvalQuestion,
     EvalSummary,
@@ -23,9 +25,9 @@ from astro_tui.agent.evaluation import (
     evaluate,
     load_questions,
 )
-from astro_tui.agent.result_match import gold_is_ordered, rows_equal
-from astro_tui.data.database import Database
+from astro_tui.headless.result_match import gold_is_ordered, rows_equal
 from astro_tui.llm import ChatClient
+from astro_tui.session import Session
 from tests.fake_openai import FakeOpenAI, Reply, error, text_reply, tool_call_reply
 
 BY_STATUS = "SELECT status, count(*) AS orders FROM sales.orders GROUP BY status"
@@ -54,12 +56,17 @@ def replay(sql: str, *, answer_sql: str | None = None) -> list[Reply]:
 
 
 async def _evaluate(
-    questions: list[EvalQuestion], db: Database, fake: FakeOpenAI, **options: Any
+    questions: list[EvalQuestion], db: Database, fake: FakeOpenAI, *, notes_from: Path | None = None
 ) -> EvalSummary:
-    """`evaluate` with a client of its own, closed after."""
+    """`evaluate` on a session over `db` with a client of its own, closed after; the person's
+    notes are in `notes_from` (none when not given)."""
     client = ChatClient(fake.settings())
     try:
-        return await evaluate(questions, db, fake.settings(), client=client, **options)
+        with tempfile.TemporaryDirectory() as empty:
+            state = notes_from or Path(empty)
+            return await evaluate(
+                questions, Session.over(db, fake.settings(), state_dir=state, client=client)
+            )
     finally:
         await client.aclose()
 

@@ -18,12 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from astro_tui.agent.headless import run_ask
 from astro_tui.catalog.introspect import load_catalog
 from astro_tui.catalog.shell import Shell, ShellResult
 from astro_tui.config import Settings
 from astro_tui.data.catalog_model import Catalog
 from astro_tui.data.database import Database
+from astro_tui.headless.ask import run_ask
+from astro_tui.session import Session
 from tests.fake_openai import FakeOpenAI, tool_call_reply
 from tests.pg_server import DATABASE, OWNER, OWNER_PASSWORD, PgServer
 
@@ -264,10 +265,8 @@ async def test_agent_answer_equals_the_servers_count(
     state = tmp_path / "state"
     code = await run_ask(
         "how many refunded orders?",
-        pg,
-        fake_openai.settings(),
+        Session.over(pg, fake_openai.settings(), state_dir=state),
         json_output=False,
-        state_dir=state,
         out=out,
         err=err,
     )
@@ -298,7 +297,7 @@ async def test_app_opens_on_the_server_with_tree_sql_and_escape(pg_server: PgSer
         await wait_until(pilot, lambda: app.results.current is not None)
         assert app.results.current.result.rows() == [(200,)]
         await submit(pilot, "/sql SELECT pg_sleep(60) /* astro-app-esc */")
-        await wait_until(pilot, lambda: app._sql_token is not None)
+        await wait_until(pilot, lambda: app.session.sql_running)
         running = (
             "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%astro-app-esc%' AND state = 'active'"
         )

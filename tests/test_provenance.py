@@ -28,7 +28,6 @@ from hypothesis import strategies as st
 from astro_tui.agent.context_notes import ContextNotes
 from astro_tui.agent.conversations import ConversationError, load_conversation
 from astro_tui.agent.events import Answer
-from astro_tui.agent.headless import run_ask
 from astro_tui.agent.loop import Agent
 from astro_tui.agent.provenance import Span, answer_from_record, answer_record, saved_answer
 from astro_tui.agent.registry import ToolRegistry
@@ -41,6 +40,8 @@ from astro_tui.catalog.introspect import load_catalog
 from astro_tui.config import Settings
 from astro_tui.data.database import Database
 from astro_tui.data.results import QueryResult
+from astro_tui.headless.ask import run_ask
+from astro_tui.session import Session
 from tests.fake_openai import FakeOpenAI, tool_call_reply
 from tests.pg_server import PgServer
 from tests.spark_server import SparkServer
@@ -538,9 +539,8 @@ async def test_ask_json_carries_provenance_and_it_is_saved(
 ) -> None:
     fake_openai.script(tool_call_reply([("submit_result", SUBMIT)]))
     out, err = io.StringIO(), io.StringIO()
-    code = await run_ask(
-        "orders?", sample_db, fake_openai.settings(), json_output=True, state_dir=tmp_path, out=out, err=err
-    )
+    session = Session.over(sample_db, fake_openai.settings(), state_dir=tmp_path)
+    code = await run_ask("orders?", session, json_output=True, out=out, err=err)
     assert code == 0, err.getvalue()
     record = json.loads(out.getvalue())
     assert record["complete"] is True
@@ -571,9 +571,8 @@ async def test_ask_json_says_incomplete_for_a_cut_result(
     listing = {"inputs": {"all": ORDERS}, "template": "{% for r in all.rows %}{{ r.id }} {% endfor %}"}
     fake_openai.script(tool_call_reply([("submit_result", listing)]))
     out, err = io.StringIO(), io.StringIO()
-    code = await run_ask(
-        "orders", capped, fake_openai.settings(), json_output=True, state_dir=tmp_path, out=out, err=err
-    )
+    session = Session.over(capped, fake_openai.settings(), state_dir=tmp_path)
+    code = await run_ask("orders", session, json_output=True, out=out, err=err)
     assert code == 0, err.getvalue()
     record = json.loads(out.getvalue())
     assert record["complete"] is False and record["data"]["truncated"] is True

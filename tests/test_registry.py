@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 import pytest
 from pydantic import Field
 
-from astro_tui.agent.registry import ToolError, ToolRegistry, ToolReturn
+from astro_tui.agent.registry import ToolError, ToolRegistry, ToolReturn, tool
 from astro_tui.data.errors import QueryError
 
 
@@ -52,7 +52,7 @@ def refuses(sql: str) -> str:
 def registry() -> ToolRegistry:
     reg = ToolRegistry()
     reg.add(lookup)
-    reg.add(chart, output=True)
+    reg.add(tool(output=True)(chart))
     reg.add(broken)
     reg.add(refuses)
     return reg

@@ -84,7 +84,9 @@ async def ask_and_wait(pilot: Pilot[Any], question: str, timeout: float = HANG_G
     assert app.conversation._turn == turn + 1, "the question box did not take the question"
     await wait_until(pilot, lambda: not app.conversation.running, timeout=timeout)
     # The turn is saved off the event loop after its last event is on screen.
-    await wait_until(pilot, lambda: app.agent is None or not app.agent._running, timeout=timeout)
+    await wait_until(
+        pilot, lambda: app.session.agent is None or not app.session.agent._running, timeout=timeout
+    )
 
 
 async def shell_answers(pilot: Pilot[Any], command: str) -> str:
@@ -279,8 +281,8 @@ def good_turn() -> list[ScriptItem]:
 
 def saved_lines(app: AstroApp) -> list[dict[str, Any]]:
     """The saved conversation, every line parsed on its own (a torn line would fail here)."""
-    assert app.agent is not None
-    path = conversations_dir(app.agent.state_dir) / f"{app.agent.conversation_id}.jsonl"
+    assert app.session.agent is not None
+    path = conversations_dir(app.session.agent.state_dir) / f"{app.session.agent.conversation_id}.jsonl"
     text = path.read_text(encoding="utf-8")
     assert text.endswith("\n")
     return [json.loads(line) for line in text.splitlines()]
@@ -301,8 +303,8 @@ async def test_fault_in_the_app(case: Fault, shop_db: Path, fake_openai: FakeOpe
     try:
         async with app.run_test(size=SIZE) as pilot:
             await ready(pilot)
-            assert app.agent is not None
-            app.agent._client = switch  # type: ignore[assignment]
+            assert app.session.agent is not None
+            app.session.agent._client = switch  # type: ignore[assignment]
 
             fake_openai.script(*good_turn())
             await ask_and_wait(pilot, GOOD_QUESTION)
@@ -338,7 +340,7 @@ async def test_fault_in_the_app(case: Fault, shop_db: Path, fake_openai: FakeOpe
             assert GOOD_QUESTION in shown and GOOD_ANSWER in shown
             assert app.conversation.query(AnswerCard).first().has_class("-verified")
             assert turn_records(saved_lines(app), 0) == before, "the earlier turn changed on disk"
-            _, turns = load_conversation(app.agent.state_dir, app.agent.conversation_id)
+            _, turns = load_conversation(app.session.agent.state_dir, app.session.agent.conversation_id)
             assert [t.question for t in turns] == [GOOD_QUESTION, FAULT_QUESTION]
             assert turns[0].status == "answer"
 
@@ -347,7 +349,7 @@ async def test_fault_in_the_app(case: Fault, shop_db: Path, fake_openai: FakeOpe
             fake_openai.script(text_reply(RETRY_TEXT))
             await ask_and_wait(pilot, FAULT_QUESTION)
             assert RETRY_TEXT in log_text(app).rsplit(FAULT_QUESTION, 1)[-1]
-            _, turns = load_conversation(app.agent.state_dir, app.agent.conversation_id)
+            _, turns = load_conversation(app.session.agent.state_dir, app.session.agent.conversation_id)
             assert len(turns) == 3 and turns[0].status == "answer" and turns[-1].status == "text"
     finally:
         await switch.aclose()
@@ -407,9 +409,9 @@ async def test_escape_interrupts_a_runaway_query(
     fake_openai.script(tool_call_reply([("run_sql", {"sql": "-- everything\n" + RUNAWAY_SQL})]))
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        assert app.agent is not None and app.db is not None
-        spy = ExecuteSpy(app.db)
-        monkeypatch.setattr(app.db, "execute", spy)
+        assert app.session.agent is not None and app.session.db is not None
+        spy = ExecuteSpy(app.session.db)
+        monkeypatch.setattr(app.session.db, "execute", spy)
         await submit(pilot, "count everything twice")
         await wait_until(pilot, lambda: spy.is_running(RUNAWAY_SQL))
         block = app.conversation.query_one(ToolBlock)
@@ -424,9 +426,9 @@ async def test_escape_interrupts_a_runaway_query(
         outcome, ended = spy.outcome(RUNAWAY_SQL) or ("", 0.0)
         assert outcome == "QueryCancelled", outcome
         assert ended - pressed < INTERRUPT_WITHIN_S, f"DuckDB stopped {ended - pressed:.2f} s after Esc"
-        await wait_until(pilot, lambda: not app.agent._running)
+        await wait_until(pilot, lambda: not app.session.agent._running)
         assert block.state == "cancelled" and "cancelled" in log_text(app)
-        _, turns = load_conversation(app.agent.state_dir, app.agent.conversation_id)
+        _, turns = load_conversation(app.session.agent.state_dir, app.session.agent.conversation_id)
         assert [t.status for t in turns] == ["cancelled"]
 
         await submit(pilot, "/sql select 1 AS one")
@@ -446,7 +448,7 @@ async def test_escape_interrupts_a_runaway_query(
             outcome,
             ended - pressed,
         )
-        await wait_until(pilot, lambda: app._sql_token is None)
+        await wait_until(pilot, lambda: not app.session.sql_running)
         assert "query cancelled" in error_blocks(app)[-1]
         await submit(pilot, "/sql select 2 AS two")
         await wait_until(pilot, lambda: any(e.name.startswith("sql 2") for e in app.results.entries))
@@ -471,7 +473,7 @@ HOSTILE = " ".join(PAYLOADS.values())
 HOSTILE_COLUMN = f"note {PAYLOADS['rich-click']} {PAYLOADS['osc52-clipboard']}"
 HOSTILE_TABLE = PAYLOADS["rich-style"]
 # What a terminal acts on: C0 controls (no newline or tab is left in a rendered line), DEL,
-# C1 controls, bidi controls: the set `astro_tui.data.inert` makes visible.
+# C1 controls, bidi controls: the set `astro_tui.text.inert` makes visible.
 UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 SGR = re.compile(r"\x1b\[[0-9;:]*m")  # Textual's own colours: the only sequences it may send
 SHOWN_OSC52 = "\\x1b]52;c;aGk=\\x07"  # the OSC 52 payload as it reads once made inert

@@ -36,12 +36,13 @@ import pytest
 
 from astro_tui.agent.conversations import conversations_dir, load_conversation
 from astro_tui.agent.events import AgentEvent, Answer, Done, ErrorEvent, RetryEvent, ToolResult
-from astro_tui.agent.headless import run_ask
 from astro_tui.agent.loop import Agent
 from astro_tui.catalog.introspect import load_catalog
 from astro_tui.config import Settings
 from astro_tui.data.database import Database
+from astro_tui.headless.ask import run_ask
 from astro_tui.llm import ChatClient
+from astro_tui.session import Session
 from tests.fake_openai import (
     FakeOpenAI,
     Respond,
@@ -245,9 +246,8 @@ async def test_fault_in_astro_ask(
         fake_openai.script(*case.script())
         out, err = io.StringIO(), io.StringIO()
         started = time.monotonic()
-        code = await run_ask(
-            "q", shop, settings, json_output=json_output, state_dir=tmp_path, out=out, err=err
-        )
+        session = Session.over(shop, settings, state_dir=tmp_path)
+        code = await run_ask("q", session, json_output=json_output, out=out, err=err)
         assert time.monotonic() - started < 8, "astro ask did not return promptly"
         assert fake_openai.remaining == case.unused
         fake_openai.clear_script()

@@ -27,10 +27,11 @@ import duckdb
 import pytest
 from click.testing import CliRunner, Result
 
-from astro_tui.agent.headless import run_ask
 from astro_tui.cli import main
 from astro_tui.config import Settings
 from astro_tui.data.database import Database
+from astro_tui.headless.ask import run_ask
+from astro_tui.session import Session
 from tests.fake_openai import FakeOpenAI, ScriptItem, error, text_reply, tool_call_reply
 from tests.test_security_sql import snapshot
 
@@ -309,9 +310,8 @@ async def test_obeying_injected_instructions_changes_and_leaks_nothing(
     out, err = io.StringIO(), io.StringIO()
     state = tmp_path / "state"
     settings = fake_openai.settings(api_key=KEY, max_tool_calls=60)
-    code = await run_ask(
-        "summarise the open tickets", db, settings, json_output=False, state_dir=state, out=out, err=err
-    )
+    session = Session.over(db, settings, state_dir=state)
+    code = await run_ask("summarise the open tickets", session, json_output=False, out=out, err=err)
     fake_openai.assert_script_consumed()
     assert code == 0 and "Done as instructed" in out.getvalue()
 

@@ -28,7 +28,7 @@ from astro_tui.config import Settings
 from astro_tui.data.cancel import CancelToken
 from astro_tui.data.database import Database
 from astro_tui.data.errors import DataError, GuardError, QueryCancelled, QueryError, QueryTimeout, TargetError
-from astro_tui.data.urls import redact_url
+from astro_tui.text import redact_url
 from tests.pg_server import DATABASE, OWNER, OWNER_PASSWORD, PgServer
 from tests.waiting import wait_for
 

@@ -19,10 +19,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from astro_tui.agent.headless import run_ask
 from astro_tui.cli import main
 from astro_tui.config import Settings, config_path
 from astro_tui.data.database import Database
+from astro_tui.headless.ask import run_ask
+from astro_tui.session import Session
 from tests.fake_openai import FakeOpenAI, ScriptItem, error, reply, role_chunk, tool_call_reply
 from tests.test_security_faults import dead_url
 from tests.test_security_sql import build_watched
@@ -65,7 +66,8 @@ async def ask(
     db: Database, settings: Settings, state: Path, *, json_output: bool = False
 ) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
-    code = await run_ask("q", db, settings, json_output=json_output, state_dir=state, out=out, err=err)
+    session = Session.over(db, settings, state_dir=state)
+    code = await run_ask("q", session, json_output=json_output, out=out, err=err)
     return code, out.getvalue(), err.getvalue()
 
 

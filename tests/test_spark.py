@@ -22,7 +22,6 @@ from typing import Any
 
 import pytest
 
-from astro_tui.agent.headless import run_ask
 from astro_tui.catalog.introspect import load_catalog
 from astro_tui.catalog.shell import Shell, ShellResult
 from astro_tui.config import Settings
@@ -31,6 +30,8 @@ from astro_tui.data.catalog_model import Catalog
 from astro_tui.data.database import Database
 from astro_tui.data.engines.spark import engine as spark_engine
 from astro_tui.data.errors import QueryCancelled, QueryTimeout
+from astro_tui.headless.ask import run_ask
+from astro_tui.session import Session
 from tests.fake_openai import FakeOpenAI, tool_call_reply
 from tests.spark_server import TOKEN, SparkServer
 from tests.waiting import wait_for
@@ -341,10 +342,8 @@ async def test_agent_answer_equals_sparks_own_count(
     state = tmp_path / "state"
     code = await run_ask(
         "how many refunded orders?",
-        spark,
-        fake_openai.settings(),
+        Session.over(spark, fake_openai.settings(), state_dir=state),
         json_output=False,
-        state_dir=state,
         out=out,
         err=err,
     )
@@ -375,6 +374,6 @@ async def test_app_opens_on_spark_with_tree_sql_and_escape(spark_server: SparkSe
         await wait_until(pilot, lambda: app.results.current is not None, timeout=60)
         assert app.results.current.result.rows() == [(200,)]
         await submit(pilot, "/sql " + RUNAWAY)
-        await wait_until(pilot, lambda: app._sql_token is not None)
+        await wait_until(pilot, lambda: app.session.sql_running)
         await pilot.press("escape")
         await wait_until(pilot, lambda: "cancelled" in log_text(app), timeout=60)

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import socket
+import threading
 from pathlib import Path
+from typing import Any
 
-from astro_tui.ui.panes.conversation import ReasoningBlock
 from astro_tui.ui.screens.resume import ResumeScreen
 from astro_tui.ui.widgets.answer_card import AnswerCard
 from astro_tui.ui.widgets.markdown_text import StreamingMarkdown
 from astro_tui.ui.widgets.tool_block import ToolBlock
+from astro_tui.ui.widgets.turn import ReasoningBlock
 from tests.fake_openai import (
     FakeOpenAI,
     error,
@@ -30,6 +32,7 @@ from tests.test_ui_support import (
     submit,
     wait_until,
 )
+from tests.waiting import HANG_GUARD_S
 
 __all__ = ["shop_db"]
 
@@ -121,7 +124,9 @@ async def test_escape_cancels_the_turn(shop_db: Path, fake_openai: FakeOpenAI) -
         assert app.conversation.question.text == "a slow question"
         assert "cancelled" in log_text(app)
         assert fake_openai.wait_for_disconnect(), "the model request was closed"
-        await wait_until(pilot, lambda: app.agent is not None and app.agent.turns[-1].status == "cancelled")
+        await wait_until(
+            pilot, lambda: app.session.agent is not None and app.session.agent.turns[-1].status == "cancelled"
+        )
 
 
 async def test_errors_are_one_sentence_and_the_conversation_is_kept(
@@ -169,17 +174,17 @@ async def test_slash_commands(shop_db: Path, fake_openai: FakeOpenAI) -> None:
 
         await submit(pilot, "revenue by region?")
         await wait_until(pilot, lambda: not app.conversation.running)
-        first_id = app.agent.conversation_id  # type: ignore[union-attr]
+        first_id = app.session.agent.conversation_id  # type: ignore[union-attr]
         await submit(pilot, "/clear")
         assert "Total revenue" not in log_text(app)
         await submit(pilot, "/new")
-        assert app.agent is not None and app.agent.conversation_id != first_id
+        assert app.session.agent is not None and app.session.agent.conversation_id != first_id
 
         await submit(pilot, "/resume")
         await wait_until(pilot, lambda: isinstance(app.screen, ResumeScreen))
         await pilot.press("enter")
         await wait_until(pilot, lambda: "resumed conversation" in log_text(app))
-        assert app.agent.conversation_id == first_id
+        assert app.session.agent.conversation_id == first_id
         assert "revenue by region?" in log_text(app)
         shown = log_text(app)
         assert "Total revenue was" in shown and "Shown to the person" not in shown, shown
@@ -276,3 +281,40 @@ async def test_a_plain_text_reply_is_asked_again_in_view(shop_db: Path, fake_ope
         assert "asked it once more to answer with a tool" in shown and "which year?" in shown
         first = app.conversation.log_view.query(StreamingMarkdown).first()
         assert first.source == "Probably 7 orders." and first.has_class("-unverified")
+
+
+async def test_a_question_asked_before_the_model_client_is_ready_waits_for_it(
+    shop_db: Path, fake_openai: FakeOpenAI
+) -> None:
+    """The question shows at once with a passing notice; it runs when the agent is ready, and
+    Esc before then gives it back."""
+    fake_openai.script(*answer_script())
+    app = make_app(shop_db, fake_openai.settings())
+    gate = threading.Event()
+    build = app.session.prepare_agent
+
+    def gated() -> Any:
+        gate.wait(HANG_GUARD_S)
+        return build()
+
+    app.session.prepare_agent = gated  # type: ignore[method-assign]
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: app.session.catalog is not None)
+            await submit(pilot, "first try")
+            assert app.conversation.waiting and "waiting for the database" in log_text(app)
+            await pilot.press("escape")
+            assert app.conversation.question.text == "first try" and "■ cancelled" in log_text(app)
+            assert not app.conversation.waiting
+
+            await submit(pilot, "revenue by region?")
+            assert app.conversation.waiting and not app.conversation.running
+            gate.set()
+            await wait_until(pilot, lambda: app.conversation.query(AnswerCard))
+            await wait_until(pilot, lambda: not app.conversation.running)
+            shown = log_text(app)
+            assert "waiting for the database" not in shown and shown.count("revenue by region?") == 1
+            assert "Total revenue was" in shown
+    finally:
+        gate.set()
+    fake_openai.assert_script_consumed()

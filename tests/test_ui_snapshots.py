@@ -18,7 +18,7 @@ from astro_tui.config import Settings
 from astro_tui.ui.app import AstroApp
 from tests.fake_openai import FakeOpenAI, tool_call_reply
 from tests.test_ui_conversation import answer_script
-from tests.test_ui_support import REVENUE_SQL, ready, settled, shop_db, submit, wait_until
+from tests.test_ui_support import REVENUE_SQL, make_app, ready, settled, shop_db, submit, wait_until
 
 __all__ = ["shop_db"]
 
@@ -34,7 +34,7 @@ def fixed_place(shop_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
 
 
 def app_for(db: str, settings: Settings | None = None) -> AstroApp:
-    return AstroApp([db], settings or Settings(), live_clocks=False)
+    return make_app(db, settings, live_clocks=False)
 
 
 async def _ready(pilot: Pilot[Any]) -> None:

@@ -72,14 +72,14 @@ async def test_escape_cancels_a_running_sql(shop_db: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await submit(pilot, "/sql SELECT count(*) FROM range(1000000) a, range(1000000) b")
-        await wait_until(pilot, lambda: app._sql_token is not None)
+        await wait_until(pilot, lambda: app.session.sql_running)
         status = app.conversation.query_one("#turn-status")
         await wait_until(
             pilot, lambda: "running the query" in plain(status) and "esc cancels" in plain(status)
         )
         await pilot.press("escape")
         await wait_until(pilot, lambda: "cancelled" in log_text(app))
-        assert app.results.current is None and app._sql_token is None
+        assert app.results.current is None and not app.session.sql_running
         await wait_until(pilot, lambda: plain(status).startswith("query cancelled"))
 
         await submit(pilot, "/sql SELECT 42 AS answer")
@@ -179,7 +179,7 @@ async def test_theme_is_remembered(shop_db: Path) -> None:
         app.theme = "nord"
         await wait_until(pilot, lambda: config_path().exists())
     assert load_settings().theme == "nord"
-    again = AstroApp([str(shop_db)], load_settings())
+    again = make_app(shop_db, load_settings())
     async with again.run_test(size=SIZE) as pilot:
         await pilot.pause()
         assert again.theme == "nord"
@@ -193,7 +193,6 @@ async def test_a_missing_database_is_reported_not_raised(tmp_path: Path) -> None
 
 
 async def test_a_failed_open_says_so_and_ctrl_r_opens_it_once_fixed(tmp_path: Path) -> None:
-    from astro_tui.ui.app import AstroApp
 
     data = tmp_path / "orders.csv"
     data.write_text("id,amount\n1,2.5\n2,3.5,extra\n")
@@ -206,7 +205,7 @@ async def test_a_failed_open_says_so_and_ctrl_r_opens_it_once_fixed(tmp_path: Pa
 
         data.write_text("id,amount\n1,2.5\n2,3.5\n")
         await pilot.press("ctrl+r")
-        await wait_until(pilot, lambda: app.catalog is not None)
+        await wait_until(pilot, lambda: app.session.catalog is not None)
         tree = app.query_one(CatalogTree)
         await wait_until(pilot, lambda: bool(tree.root.children))
         assert not plain(status).strip() or not app.catalog_pane.query_one("#catalog-status").display

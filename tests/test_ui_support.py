@@ -14,7 +14,8 @@ import duckdb
 import pytest
 from textual.pilot import Pilot
 
-from astro_tui.config import Settings
+from astro_tui.config import Settings, state_dir
+from astro_tui.session import Session
 from astro_tui.ui.app import AstroApp
 from tests.waiting import HANG_GUARD_S, wait_for_async
 
@@ -53,7 +54,9 @@ def shop_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def make_app(db: Path | str, settings: Settings | None = None, *, live_clocks: bool = True) -> AstroApp:
-    return AstroApp([str(db)], settings or Settings(), live_clocks=live_clocks)
+    """The app on a session of `db`, its state where the test's environment says."""
+    session = Session([str(db)], settings or Settings(), state_dir=state_dir())
+    return AstroApp(session, live_clocks=live_clocks)
 
 
 async def wait_until(pilot: Pilot[Any], predicate: Callable[[], Any], timeout: float = HANG_GUARD_S) -> None:
@@ -97,10 +100,10 @@ async def ready(pilot: Pilot[Any]) -> AstroApp:
 
     app = pilot.app
     assert isinstance(app, AstroApp)
-    await wait_until(pilot, lambda: app.catalog is not None)
+    await wait_until(pilot, lambda: app.session.catalog is not None)
     await wait_until(pilot, lambda: app.query_one(ShellPane).shell is not None)
     if app.settings.model_configured:
-        await wait_until(pilot, lambda: app.agent is not None or app._agent_error is not None)
+        await wait_until(pilot, lambda: app.session.agent is not None or app.session.agent_error is not None)
     await pilot.pause()
     return app
 

@@ -38,7 +38,7 @@ async def test_singular_counts_on_screen(tmp_path: Path) -> None:
 
 
 def test_sql_title_names_a_result_from_its_comment_or_table() -> None:
-    from astro_tui.ui.wording import sql_title
+    from astro_tui.session import sql_title
 
     assert sql_title("-- revenue by region\nSELECT 1") == "revenue by region"
     assert sql_title("/* top customers */ SELECT * FROM t") == "top customers"

@@ -2,6 +2,7 @@
 
 Kept import-light: the UI imports `agent.events` at start-up, and the loop pulls
 in the model client, Jinja and pydantic, which the first screen does not need.
+The agent is built by the session (`session/core.py`), never by a front end.
 """
 
 from __future__ import annotations
@@ -9,10 +10,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from astro_tui.agent.headless import run_ask
     from astro_tui.agent.loop import Agent
 
-__all__ = ["Agent", "run_ask"]
+__all__ = ["Agent"]
 
 
 def __getattr__(name: str) -> Any:
@@ -20,8 +20,4 @@ def __getattr__(name: str) -> Any:
         from astro_tui.agent.loop import Agent
 
         return Agent
-    if name == "run_ask":
-        from astro_tui.agent.headless import run_ask
-
-        return run_ask
     raise AttributeError(name)

@@ -23,9 +23,9 @@ import pyarrow.types as pat
 
 from astro_tui.agent.events import ChartKind, ChartSpec
 from astro_tui.agent.registry import ToolError
-from astro_tui.data.inert import inert
 from astro_tui.data.results import QueryResult
 from astro_tui.data.text_table import clip, groups_digits, number_text
+from astro_tui.text import inert
 
 KINDS: tuple[ChartKind, ...] = ("bar", "line", "scatter", "hist")
 MAX_BARS = 60

@@ -4,6 +4,10 @@ A file is rewritten whole after every turn (temp file, fsync, rename), so a
 SIGKILL in the middle of a write leaves the previous complete version. The first
 line is a header carrying what a list needs (title, turns, time), so listing
 reads one line per file.
+
+Version 2 keeps what the person saw of an answer as the tool message's `shown`
+field. Version 1 files had it only inside the text addressed to the model
+("Shown to the person: …"); `load_conversation` reads it from there.
 """
 
 from __future__ import annotations
@@ -17,13 +21,15 @@ from typing import Any, get_args
 
 from astro_tui.agent.history import Entry, Turn, TurnStatus
 from astro_tui.agent.provenance import answer_from_record, answer_record
+from astro_tui.errors import AstroError
 from astro_tui.files import atomic_write_text
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+_LEGACY_SHOWN = "Shown to the person"
 _STATUSES = frozenset(get_args(TurnStatus))
 
 
-class ConversationError(Exception):
+class ConversationError(AstroError):
     """A conversation cannot be found or read; the message is one line."""
 
 
@@ -117,6 +123,8 @@ def conversation_text(
             record: dict[str, Any] = {"type": "message", "turn": index, "message": entry.message}
             if entry.summary is not None:
                 record["summary"] = entry.summary
+            if entry.shown is not None:
+                record["shown"] = entry.shown
             lines.append(_dumps(record))
     return "\n".join(lines) + "\n"
 
@@ -172,11 +180,11 @@ def load_conversation(state_dir: Path, conversation_id: str) -> tuple[dict[str, 
                     )
                 )
         elif kind == "message" and turns:
-            message, summary = record.get("message"), record.get("summary")
-            if not _is_message(message) or not (summary is None or isinstance(summary, str)):
+            message, summary, shown = record.get("message"), record.get("summary"), record.get("shown")
+            if not _is_message(message) or not all(v is None or isinstance(v, str) for v in (summary, shown)):
                 problem = "has a message that is not a chat message"
             else:
-                turns[-1].entries.append(Entry(message, summary))
+                turns[-1].entries.append(Entry(message, summary, shown))
         if problem is not None:
             raise ConversationError(f"conversation {conversation_id}: line {number} {problem}")
     if header is None:
@@ -184,7 +192,28 @@ def load_conversation(state_dir: Path, conversation_id: str) -> tuple[dict[str, 
     for turn in turns:
         if turn.status == "open":
             turn.status = "cancelled"
+        if header.get("version") == 1 and turn.status == "answer":
+            _legacy_shown(turn)
     return header, turns
+
+
+def _legacy_shown(turn: Turn) -> None:
+    """A version 1 answer: what the person saw was only in the text for the model (or, for
+    `send_message`, in the call's arguments)."""
+    tools = [e for e in turn.entries if e.message.get("role") == "tool"]
+    if not tools:
+        return
+    last = tools[-1]
+    content = last.message.get("content")
+    if isinstance(content, str) and content.startswith(_LEGACY_SHOWN):
+        last.shown = content[len(_LEGACY_SHOWN) :].lstrip(".:").strip() or None
+    calls = [c.get("function") for e in turn.entries for c in e.message.get("tool_calls") or ()]
+    call = calls[-1] if calls else None
+    if last.shown is None and isinstance(call, dict) and call.get("name") == "send_message":
+        try:
+            last.shown = str(json.loads(call.get("arguments") or "{}").get("message") or "") or None
+        except (ValueError, AttributeError, TypeError):
+            last.shown = None
 
 
 def list_conversations(state_dir: Path, db_key: str | None = None) -> list[ConversationInfo]:

@@ -19,10 +19,13 @@ SUMMARY_CHARS = 300
 
 @dataclass(slots=True)
 class Entry:
-    """One chat message; `summary` replaces a tool message's content once its turn is over."""
+    """One chat message; `summary` replaces a tool message's content once its turn is over,
+    and `shown` is what the person saw of an output tool's answer (the message is the
+    model's side of it)."""
 
     message: dict[str, Any]
     summary: str | None = None
+    shown: str | None = None
 
 
 @dataclass(slots=True)
@@ -34,6 +37,11 @@ class Turn:
     workspace_next: int = 1
     answer: SavedAnswer | None = None
     """The verified answer that ended the turn, with where its values came from."""
+
+    @property
+    def shown_answer(self) -> str | None:
+        """What the person saw of the answer that ended this turn, if an output tool gave one."""
+        return next((e.shown for e in reversed(self.entries) if e.shown), None)
 
 
 def short_summary(content: str, limit: int = SUMMARY_CHARS) -> str:

@@ -1,7 +1,7 @@
 """The agent loop: stream a reply, run the tools it asks for, until an output tool answers.
 
-One `Agent` per open database and session. `run()` is an async generator so the
-TUI and `astro ask` consume the same events; cancelling the consuming task (or
+One `Agent` per session, built by it (`session/core.py`). `run()` is an async
+generator so every front end consumes the same events; cancelling the consuming task (or
 `aclose()`) is the only way to stop a turn, and it leaves the history replayable:
 a round whose tool calls did not all get results is dropped, and the question is
 recorded as cancelled.
@@ -48,12 +48,13 @@ from astro_tui.agent.prompts import system_prompt
 from astro_tui.agent.provenance import saved_answer
 from astro_tui.agent.registry import ParsedCall, ToolOutcome, ToolRegistry
 from astro_tui.agent.templates import MAX_OUTPUT_CHARS, numbers_in_text
-from astro_tui.agent.tools import ToolContext, build_registry, call_summary
+from astro_tui.agent.tools import ToolContext, build_registry
 from astro_tui.agent.tools.context import TURN_CANCEL
 from astro_tui.agent.workspace import Workspace
 from astro_tui.config import Settings
 from astro_tui.data.catalog_model import Catalog
 from astro_tui.data.database import CancelToken, Database
+from astro_tui.errors import error_line
 from astro_tui.files import atomic_write_text
 from astro_tui.llm import (
     ChatClient,
@@ -308,7 +309,7 @@ class Agent:
         except Exception as exc:
             self._ctx.cancel.cancel()
             self._finish(turn, "error", "(This question failed with an internal error.)")
-            yield ErrorEvent(f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}")
+            yield ErrorEvent(f"internal error: {error_line(exc, 300)}")
             yield tally.done("error")
         finally:
             if turn.status == "open":
@@ -439,6 +440,7 @@ class Agent:
                 ]
                 turn.entries.append(Entry(_assistant_message(completion.text, calls)))
                 answer: Answer | None = None
+                answered_with = ""
                 for call in calls:
                     skipped = (
                         "not run: the turn already ended with an answer"
@@ -454,9 +456,7 @@ class Agent:
                     tally.tool_calls += 1
                     if call.call_id not in live.values():
                         yield ToolCallStarted(call.call_id, call.name)
-                    yield ToolCallFinished(
-                        call.call_id, call.name, call.arguments, call_summary(call.name, call.arguments)
-                    )
+                    yield ToolCallFinished(call.call_id, call.name, call.arguments, call.summary)
                     began = time.perf_counter()
                     # The tool's thread copies this context: it keeps this turn's token even if it
                     # outlives the turn (the next turn replaces `self._ctx.cancel`).
@@ -476,7 +476,8 @@ class Agent:
                         TURN_CANCEL.reset(token)
                         tally.tools_s += time.perf_counter() - began
                     content = self._with_budget_hint(outcome, call, tally)
-                    turn.entries.append(_tool_entry(call, content, outcome.summary or short_summary(content)))
+                    summary = outcome.summary or short_summary(content)
+                    turn.entries.append(_tool_entry(call, content, summary, outcome.shown))
                     yield ToolResult(
                         call.call_id,
                         call.name,
@@ -487,11 +488,11 @@ class Agent:
                         outcome.result_name,
                     )
                     if call.is_output and outcome.ok and isinstance(outcome.value, Answer):
-                        answer = outcome.value
+                        answer, answered_with = outcome.value, call.name
 
                 if answer is not None:
                     turn.answer = saved_answer(answer)
-                    self._finish(turn, "answer", f"(Answered with {_answer_tool(answer)}.)")
+                    self._finish(turn, "answer", f"(Answered with {answered_with}.)")
                     yield answer
                     yield tally.done("answer")
                     return
@@ -583,14 +584,7 @@ def _assistant_message(text: str, calls: list[ParsedCall]) -> dict[str, Any]:
     }
 
 
-def _tool_entry(call: ParsedCall, content: str, summary: str | None = None) -> Entry:
-    return Entry({"role": "tool", "tool_call_id": call.call_id, "content": content}, summary)
-
-
-def _answer_tool(answer: Answer) -> str:
-    return {
-        "result": "submit_result",
-        "observation": "submit_observation",
-        "chart": "render_chart",
-        "message": "send_message",
-    }.get(answer.kind, answer.kind)
+def _tool_entry(
+    call: ParsedCall, content: str, summary: str | None = None, shown: str | None = None
+) -> Entry:
+    return Entry({"role": "tool", "tool_call_id": call.call_id, "content": content}, summary, shown)

@@ -1,5 +1,10 @@
 """Typed Python callables as model tools, and every way a model can call them wrongly.
 
+A tool is a method marked with `@tool(...)` where it is defined: its signature is the
+schema, its docstring the description, and the mark carries what the loop and the
+screens need to know about it (whether it is an output tool, how a call of it reads
+in one line). `ToolRegistry.collect` gathers the marked methods of a tool group.
+
 Models send malformed JSON, unknown names, missing or mistyped arguments; each of
 these must come back to the model as a tool result it can act on, never as an
 exception that ends the turn. Arguments that were not a valid JSON object are
@@ -15,18 +20,48 @@ import time
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
-from astro_tui.data.errors import DataError
 from astro_tui.data.results import QueryResult
+from astro_tui.errors import AstroError, error_line
+from astro_tui.text import one_line
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 MAX_CONTENT_CHARS = 12_000
+SUMMARY_CHARS = 70
+
+Summarize = Callable[[Mapping[str, Any]], str]
+"""A call's arguments (as the model sent them: possibly partial or mistyped) in words."""
 
 
-class ToolError(Exception):
+class ToolError(AstroError):
     """A failure the model can fix; `str()` is exactly what the model reads."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolFacts:
+    """What a tool declares about itself beside its signature."""
+
+    output: bool = False
+    """An output tool answers the person; the turn ends when one succeeds."""
+    summary: Summarize | None = None
+
+
+def tool(*, output: bool = False, summary: Summarize | None = None) -> Callable[[F], F]:
+    """Mark a function or method as a model tool (see the module docstring)."""
+
+    def mark(func: F) -> F:
+        func.__astro_tool__ = ToolFacts(output, summary)  # type: ignore[attr-defined]
+        return func
+
+    return mark
+
+
+def facts_of(func: Callable[..., Any]) -> ToolFacts | None:
+    return getattr(func, "__astro_tool__", None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +73,8 @@ class ToolReturn:
     result: QueryResult | None = None
     result_name: str | None = None
     summary: str | None = None
+    shown: str | None = None
+    """What the person saw of an output tool's answer, kept with the saved conversation."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +86,7 @@ class ToolSpec:
     output: bool
     is_async: bool
     collection_fields: Mapping[str, type] = field(default_factory=dict)
+    summarize: Summarize | None = None
 
     def schema(self) -> dict[str, Any]:
         parameters = _clean_schema(self.model.model_json_schema())
@@ -60,6 +98,12 @@ class ToolSpec:
 
     def usage(self) -> str:
         return f"{self.name}({', '.join(self.model.model_fields)})"
+
+    def summary(self, arguments: Mapping[str, Any] | None) -> str:
+        """One line saying what a call does, for progress lines: `run_sql  -- revenue by region`."""
+        if not arguments or self.summarize is None:
+            return ""
+        return one_line(self.summarize(arguments), SUMMARY_CHARS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +121,10 @@ class ParsedCall:
     def is_output(self) -> bool:
         return self.spec is not None and self.spec.output
 
+    @property
+    def summary(self) -> str:
+        return self.spec.summary(self.arguments) if self.spec is not None else ""
+
 
 @dataclass(frozen=True, slots=True)
 class ToolOutcome:
@@ -87,6 +135,7 @@ class ToolOutcome:
     result: QueryResult | None = None
     result_name: str | None = None
     summary: str | None = None
+    shown: str | None = None
 
 
 class ToolRegistry:
@@ -96,21 +145,30 @@ class ToolRegistry:
         self._tools: dict[str, ToolSpec] = {}
         self._schemas: list[dict[str, Any]] | None = None
 
-    def add(self, func: Callable[..., Any], *, name: str | None = None, output: bool = False) -> ToolSpec:
+    def add(self, func: Callable[..., Any], *, name: str | None = None) -> ToolSpec:
+        """One tool; what it declares with `@tool` (nothing, for a plain function) comes along."""
         tool_name = name or func.__name__
+        facts = facts_of(func) or ToolFacts()
         model, collections = _arguments_model(func, tool_name)
         spec = ToolSpec(
             name=tool_name,
             description=_description(func),
             func=func,
             model=model,
-            output=output,
+            output=facts.output,
             is_async=inspect.iscoroutinefunction(func),
             collection_fields=collections,
+            summarize=facts.summary,
         )
         self._tools[tool_name] = spec
         self._schemas = None
         return spec
+
+    def collect(self, group: object) -> None:
+        """Every method of `group` marked with `@tool`, in the order its class defines them."""
+        for name, member in vars(type(group)).items():
+            if callable(member) and facts_of(member) is not None:
+                self.add(getattr(group, name))
 
     def __contains__(self, name: str) -> bool:
         return name in self._tools
@@ -167,11 +225,10 @@ class ToolRegistry:
                 returned = await spec.func(**call.arguments)
             else:
                 returned = await asyncio.to_thread(spec.func, **call.arguments)
-        except (ToolError, DataError) as exc:
-            return ToolOutcome(False, _cap(str(exc) or type(exc).__name__), _ms(started))
+        except AstroError as exc:
+            return ToolOutcome(False, _cap(error_line(exc)), _ms(started))
         except Exception as exc:
-            detail = " ".join(str(exc).split())[:500]
-            return ToolOutcome(False, f"{spec.name} failed: {type(exc).__name__}: {detail}", _ms(started))
+            return ToolOutcome(False, f"{spec.name} failed: {error_line(exc, 500)}", _ms(started))
         if isinstance(returned, ToolReturn):
             return ToolOutcome(
                 True,
@@ -181,6 +238,7 @@ class ToolRegistry:
                 returned.result,
                 returned.result_name,
                 returned.summary,
+                returned.shown,
             )
         return ToolOutcome(True, _cap("" if returned is None else str(returned)), _ms(started), returned)
 

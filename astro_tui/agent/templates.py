@@ -85,6 +85,7 @@ from astro_tui.agent.provenance import (
     unproxy,
 )
 from astro_tui.data.results import QueryResult
+from astro_tui.errors import AstroError, error_line
 
 MAX_OUTPUT_CHARS = 20_000
 MAX_SIZE = 100_000
@@ -94,7 +95,7 @@ MAX_INT_BITS = 4_096
 MISSING = "—"
 
 
-class TemplateError(Exception):
+class TemplateError(AstroError):
     """Why a template could not be rendered, phrased for the model to fix it."""
 
 
@@ -1095,8 +1096,7 @@ def _generate(
     except RecursionError:
         raise TemplateError("template error: nesting too deep") from None
     except Exception as exc:
-        detail = " ".join(str(exc).split())[:300]
-        raise TemplateError(f"template error: {type(exc).__name__}: {detail}") from None
+        raise TemplateError(f"template error: {error_line(exc, 300)}") from None
     text = "".join(parts)
     stripped = text.strip()
     spans, typed = answer_spans(pieces, stripped, len(text) - len(text.lstrip()))

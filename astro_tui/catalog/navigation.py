@@ -16,7 +16,8 @@ from astro_tui.catalog.options import OptionSpec, UsageError, parse_options
 from astro_tui.catalog.runtime import EXIT_USAGE, Output, ShellContext, read_inputs
 from astro_tui.catalog.syntax import Word
 from astro_tui.catalog.vfs import Dir, File, Node, count_text
-from astro_tui.data.text_table import cell_len, cell_text, clip, groups_digits, pad, table_cells
+from astro_tui.data.text_table import cell_len, cell_text, groups_digits, pad, table_cells
+from astro_tui.text import one_line
 
 _COMMENT_WIDTH = 90
 _CELL_WIDTH = 40
@@ -26,31 +27,27 @@ def _label(node: Node) -> str:
     return node.name + "/" if isinstance(node, Dir) and node.kind != "root" else node.name
 
 
-def _first_line(text: str | None, width: int = _COMMENT_WIDTH) -> str:
-    line = " ".join((text or "").split())
-    return line if len(line) <= width else line[: width - 1] + "…"
-
-
 def _long_rows(nodes: list[tuple[str, Node]]) -> list[str]:
     """`name  kind  size  columns  comment`, aligned; the name comes first so it reads like a list."""
-    rows: list[tuple[str, str, str, str, str]] = []
+    rows: list[tuple[str, str, str, str, str | None]] = []
     for name, node in nodes:
         if isinstance(node, File):
             table = node.table
             size = count_text(table.row_count, "row") if table.row_count is not None else ""
             if table.kind == "view":
                 size = ""
-            rows.append((name, table.kind, size, count_text(len(table.columns), "col"), table.comment or ""))
+            rows.append((name, table.kind, size, count_text(len(table.columns), "col"), table.comment))
         else:
             tables = node.last - node.first
-            rows.append((name, node.kind, count_text(tables, "table"), "", node.comment or ""))
+            rows.append((name, node.kind, count_text(tables, "table"), "", node.comment))
     name_w = max((cell_len(r[0]) for r in rows), default=0)
     kind_w = max((len(r[1]) for r in rows), default=0)
     size_w = max((len(r[2]) for r in rows), default=0)
     cols_w = max((len(r[3]) for r in rows), default=0)
     return [
-        f"{pad(n, name_w)}  {k:<{kind_w}}  {s:>{size_w}}  {c:>{cols_w}}  {_first_line(m)}".rstrip()
+        f"{pad(n, name_w)}  {k:<{kind_w}}  {s:>{size_w}}  {c:>{cols_w}}  {comment}".rstrip()
         for n, k, s, c, m in rows
+        for comment in [one_line(m or "", _COMMENT_WIDTH)]
     ]
 
 
@@ -219,7 +216,7 @@ def _sample_column(ctx: ShellContext, node: File, column: str, limit: int, out: 
 
 def _cell(value: object, grouping: bool) -> str:
     text = cell_text(value, grouping=grouping)
-    return clip(" ".join(text.split()), _CELL_WIDTH)
+    return one_line(text, _CELL_WIDTH)
 
 
 TREE_SPEC = OptionSpec(flags="dafF", values="L", long={"level": "L"})

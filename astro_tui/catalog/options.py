@@ -10,9 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from astro_tui.catalog.syntax import Word
+from astro_tui.errors import AstroError
 
 
-class UsageError(Exception):
+class UsageError(AstroError):
     """A bad flag or operand; `str()` is the one-line message without the command name."""
 
 

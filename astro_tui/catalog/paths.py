@@ -14,11 +14,12 @@ import fnmatch
 from dataclasses import dataclass
 
 from astro_tui.catalog.vfs import Dir, File, Node, VirtualFS
+from astro_tui.errors import AstroError
 
 _SUFFIXES = (".table", ".view")
 
 
-class PathError(Exception):
+class PathError(AstroError):
     """`str()` is the shell-style reason, e.g. `no such schema or table`."""
 
 

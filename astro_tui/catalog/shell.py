@@ -27,6 +27,7 @@ from astro_tui.catalog.runtime import (
 from astro_tui.catalog.syntax import Command, Pipeline, Redirect, ShellSyntaxError, Word, parse
 from astro_tui.catalog.vfs import Dir, VirtualFS
 from astro_tui.data.catalog_model import Catalog
+from astro_tui.errors import error_line
 
 if TYPE_CHECKING:
     from astro_tui.data.database import CancelToken, Database
@@ -133,7 +134,7 @@ class Shell:
         except UsageError as exc:
             out = usage_error(name, str(exc))
         except Exception as exc:  # a shell reports, it does not crash its caller (pane or model)
-            out = Output([], [f"{name}: {type(exc).__name__}: {exc}"], EXIT_FAIL)
+            out = Output([], [f"{name}: {error_line(exc)}"], EXIT_FAIL)
         return _redirect(out, command.redirects)
 
     def _cap(self, lines: list[str]) -> str:

@@ -11,11 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from astro_tui.errors import AstroError
+
 _GLOB_CHARS = "*?["
 _OPERATOR_START = "|&;<>"
 
 
-class ShellSyntaxError(Exception):
+class ShellSyntaxError(AstroError):
     """`str()` is a bash-like message, e.g. "syntax error near unexpected token `|'"."""
 
 

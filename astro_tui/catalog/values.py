@@ -20,6 +20,7 @@ from rapidfuzz import fuzz, process
 from astro_tui.catalog.text import identifier_words
 from astro_tui.catalog.vfs import display_name
 from astro_tui.data.catalog_model import Catalog, Column, Table
+from astro_tui.text import one_line
 
 if TYPE_CHECKING:
     from astro_tui.data.database import CancelToken, Database
@@ -31,6 +32,7 @@ _COLUMNS_PER_QUERY = 320
 _TABLES_PER_QUERY = 32
 _MAX_KEYWORDS = 8
 _SHOWN_PER_KEYWORD = 5
+_VALUE_CHARS = 60
 _LIKELY = 2.0
 _FUZZY_DISTINCT = 2_000
 _FUZZY_COLUMNS = 40
@@ -269,10 +271,13 @@ def _report(
             line = f"  keyword '{keyword}' not found in the {scan.scanned_columns:,} text columns scanned"
             if keyword in close:
                 score, value, where = close[keyword]
-                line += f"; closest value: '{_clip(value)}' in {where} ({score:.0f}% similar)"
+                value = one_line(value, _VALUE_CHARS)
+                line += f"; closest value: '{value}' in {where} ({score:.0f}% similar)"
             lines.append(line)
             continue
-        shown = [f"{f.column} (e.g. '{_clip(f.example)}')" for f in found[:_SHOWN_PER_KEYWORD]]
+        shown = [
+            f"{f.column} (e.g. '{one_line(f.example, _VALUE_CHARS)}')" for f in found[:_SHOWN_PER_KEYWORD]
+        ]
         more = f" and {len(found) - _SHOWN_PER_KEYWORD} more" if len(found) > _SHOWN_PER_KEYWORD else ""
         lines.append(f"  keyword '{keyword}' found in {', '.join(shown)}{more}")
     if scan.stopped:
@@ -330,8 +335,3 @@ def _close_values(
                 where = f"{display_name(candidate.table)}.{candidate.column.name}"
                 best[keyword] = (match[1], match[0], where)
     return best
-
-
-def _clip(text: str, width: int = 60) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"

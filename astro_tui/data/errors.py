@@ -5,8 +5,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from astro_tui.errors import AstroError
 
-class DataError(Exception):
+
+class DataError(AstroError):
     """Base of every data-layer failure; `str()` is the one-line message."""
 
 

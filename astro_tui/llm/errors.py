@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING, Any, Literal
-from urllib.parse import urlsplit, urlunsplit
+
+from astro_tui.errors import AstroError, error_line
+from astro_tui.text import one_line, redact_url
 
 if TYPE_CHECKING:
     from astro_tui.llm.messages import Completion
@@ -38,7 +40,7 @@ _KEYLIKE = re.compile(
 _BEARER = re.compile(r"(Bearer\s+)\S+", re.IGNORECASE)
 
 
-class LLMError(Exception):
+class LLMError(AstroError):
     """A model-server failure, already phrased for the user.
 
     ``partial`` holds what had streamed before a mid-reply failure, so a caller
@@ -69,19 +71,9 @@ class LLMError(Exception):
 
 
 def display_url(url: str | None) -> str:
-    """The base URL without user:password, query or fragment (`?api-key=…`), fit for messages."""
-    if not url:
-        return "https://api.openai.com/v1"
-    try:
-        parts = urlsplit(url)
-        if parts.username or parts.password:
-            host = parts.hostname or ""
-            if parts.port:
-                host = f"{host}:{parts.port}"
-            parts = parts._replace(netloc=host)
-    except ValueError:  # an invalid port, say
-        return "the configured base URL"
-    return urlunsplit(parts._replace(query="", fragment=""))
+    """The model server's base URL as every message, `astro config` and `/model` show it:
+    redacted like any URL (`redact_url`), OpenAI's when none is set."""
+    return redact_url(url) if url else "https://api.openai.com/v1"
 
 
 def redact(text: str, secrets: tuple[str | None, ...] = ()) -> str:
@@ -91,11 +83,6 @@ def redact(text: str, secrets: tuple[str | None, ...] = ()) -> str:
             text = text.replace(secret, "***")
     text = _BEARER.sub(r"\1***", text)
     return _KEYLIKE.sub(lambda m: f"{m.group(1)}=***" if m.group(1) else "***", text)
-
-
-def _one_line(text: str, limit: int = _SERVER_TEXT_LIMIT) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def server_text(exc: Any, secrets: tuple[str | None, ...] = ()) -> str:
@@ -110,7 +97,7 @@ def server_text(exc: Any, secrets: tuple[str | None, ...] = ()) -> str:
         text = body
     if not isinstance(text, str) or not text.strip():
         return ""
-    return _one_line(redact(text, secrets))
+    return one_line(redact(text, secrets), _SERVER_TEXT_LIMIT)
 
 
 def error_code(exc: Any) -> str:
@@ -166,7 +153,7 @@ def translate(
     url = display_url(base_url)
 
     def clean(text: str) -> str:
-        return _one_line(redact(text, secrets), 300)
+        return one_line(redact(text, secrets), 300)
 
     if isinstance(exc, openai.APITimeoutError | httpx2.TimeoutException):
         transport = exc if isinstance(exc, httpx2.TimeoutException) else exc.__cause__
@@ -245,7 +232,7 @@ def translate(
         return LLMError(clean(f"model client error: {exc}"), "config", partial=partial)
 
     return LLMError(
-        clean(f"unexpected error talking to the model server: {type(exc).__name__}: {exc}"),
+        clean(f"unexpected error talking to the model server: {error_line(exc)}"),
         "server",
         partial=partial,
     )
@@ -265,7 +252,7 @@ def _status_error(
 
     def make(message: str, kind: ErrorKind, *, retryable: bool = False) -> LLMError:
         return LLMError(
-            _one_line(redact(message, secrets), 400),
+            one_line(redact(message, secrets), 400),
             kind,
             status=status,
             retryable=retryable,

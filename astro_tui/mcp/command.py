@@ -19,7 +19,7 @@ EXIT_USAGE = 2
 
 
 def _fail(message: str) -> NoReturn:
-    from astro_tui.data.inert import inert
+    from astro_tui.text import inert
 
     click.echo(f"astro: {inert(message, keep_newlines=False)}", err=True)
     sys.exit(EXIT_USAGE)

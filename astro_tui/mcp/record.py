@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from astro_tui.data.inert import inert
+from astro_tui.text import inert
 from astro_tui.mcp.backend import Backend, Entry, Turn, new_conversation_id
 
 log = logging.getLogger("astro.mcp")

@@ -21,7 +21,7 @@ from pydantic import BaseModel
 
 from astro_tui.agent.events import Answer
 from astro_tui.agent.formatting import sql_type
-from astro_tui.data.inert import UNSAFE_RE2, inert
+from astro_tui.text import UNSAFE_RE2, inert
 from astro_tui.data.results import QueryResult
 from astro_tui.data.text_table import format_table, json_safe
 

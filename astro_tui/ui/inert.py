@@ -1,8 +1,8 @@
-"""Make untrusted text safe to show: data values, names, comments and model text.
+"""Untrusted text as Rich text and Arrow tables, for the widgets that show it.
 
-A terminal executes escape sequences it is sent (OSC 52 even writes the
-clipboard), so anything that did not come from this program is shown with its
-control characters made visible, and never parsed as Rich markup.
+The rule itself (`astro_tui.text.inert`) is shared by every layer; here it is
+applied to what only the screen needs: `Text` that is never parsed as markup,
+and a display copy of a result table.
 """
 
 from __future__ import annotations
@@ -11,31 +11,15 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from astro_tui.data.inert import UNSAFE_RE2
-from astro_tui.data.inert import inert as base_inert
+from astro_tui.text import UNSAFE_RE2, inert
 
 if TYPE_CHECKING:
     import pyarrow as pa
-
-_CONTROL_RE2 = UNSAFE_RE2
-
-
-def inert(text: object, *, keep_newlines: bool = True) -> str:
-    """Control characters as visible `\\x1b`-style text; tabs kept; newlines kept, or
-    folded to spaces for one-line places (titles, cells)."""
-    cleaned = base_inert(text if isinstance(text, str) else str(text))
-    return cleaned if keep_newlines else cleaned.replace("\n", " ")
 
 
 def inert_text(text: object, style: str = "", *, keep_newlines: bool = True) -> Text:
     """A Rich `Text` of untrusted content: never markup, no live control codes."""
     return Text(inert(text, keep_newlines=keep_newlines), style=style)
-
-
-def one_line(text: object, limit: int = 200) -> str:
-    """The first `limit` characters on one line, for titles and summaries."""
-    flat = " ".join(inert(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _maybe_dirty(column: pa.ChunkedArray) -> bool:
@@ -75,7 +59,7 @@ def inert_table(table: pa.Table) -> pa.Table:
             column = column.cast(kind.value_type)
             kind = kind.value_type
         text = (pat.is_string(kind) or pat.is_large_string(kind)) and column.null_count < len(column)
-        if text and _maybe_dirty(column) and pc.any(pc.match_substring_regex(column, _CONTROL_RE2)).as_py():
+        if text and _maybe_dirty(column) and pc.any(pc.match_substring_regex(column, UNSAFE_RE2)).as_py():
             column = pa.array([None if v is None else inert(v) for v in column.to_pylist()], type=pa.string())
         columns.append(column)
     return pa.Table.from_arrays(columns, names=names) if columns else table

@@ -5,6 +5,8 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
+from astro_tui.errors import AstroError
+
 EXPORT_FORMATS = ("csv", "parquet", "json")
 
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -20,13 +22,25 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+ACTIONS = {
+    "clear": "clear_conversation",
+    "new": "new_conversation",
+    "resume": "resume",
+    "context": "show_context",
+    "copy": "copy_sql",
+    "model": "show_model",
+    "help": "help",
+}
+"""The app action a command without an argument runs (`/sql`, `/export` and `/resume ID` take theirs)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Slash:
     name: str
     arg: str = ""
 
 
-class SlashError(ValueError):
+class SlashError(AstroError):
     """A malformed slash command; the message is one line for the user."""
 
 

@@ -7,12 +7,12 @@ prompt itself only carries schema names and table counts.
 from __future__ import annotations
 
 import difflib
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import Field
 
 from astro_tui.agent.formatting import value_text
-from astro_tui.agent.registry import ToolError
+from astro_tui.agent.registry import ToolError, tool
 from astro_tui.agent.tools.context import ToolContext
 from astro_tui.data.catalog_model import Table
 from astro_tui.data.errors import DataError
@@ -22,10 +22,16 @@ SAMPLE_ROWS = 3
 SAMPLE_CELL_CHARS = 40
 
 
+def _words(value: Any) -> str:
+    """A list argument as the model sent it, in one line: `orders, customers`."""
+    return ", ".join(map(str, value)) if isinstance(value, list) else str(value or "")
+
+
 class ExploreTools:
     def __init__(self, ctx: ToolContext) -> None:
         self.ctx = ctx
 
+    @tool(summary=lambda a: str(a.get("command") or ""))
     def shell(
         self,
         command: Annotated[str, Field(description="e.g. `ls /`, `ls -l /sales`, `grep -ri email /`")],
@@ -39,6 +45,7 @@ class ExploreTools:
             return f"(no output, exit status {outcome.exit_code})"
         return output or "(no output)"
 
+    @tool(summary=lambda a: _words(a.get("table_names")))
     def show_table(
         self,
         table_names: Annotated[
@@ -63,6 +70,7 @@ class ExploreTools:
             raise ToolError("show_table: " + "; ".join(missing))
         return "\n\n".join(cards + missing)
 
+    @tool(summary=lambda a: ", ".join(filter(None, (_words(a.get("queries")), _words(a.get("keywords"))))))
     def search_metadata(
         self,
         queries: Annotated[list[str], Field(description="What you look for, in words: `customer email`.")],

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from pydantic import Field
 
+from astro_tui.agent.registry import tool
 from astro_tui.agent.tools.context import ToolContext
 
 MAX_READ_CHARS = 20_000
@@ -15,6 +16,7 @@ class NoteTools:
     def __init__(self, ctx: ToolContext) -> None:
         self.ctx = ctx
 
+    @tool()
     def read_context(self) -> str:
         """Read the saved notes about this database (business rules, join keys, quirks)."""
         text = self.ctx.notes.read().strip()
@@ -24,6 +26,7 @@ class NoteTools:
             return text[:MAX_READ_CHARS] + "\n… (notes cut here)"
         return text
 
+    @tool(summary=lambda a: str(a.get("note") or ""))
     def update_context(
         self,
         note: Annotated[str, Field(description="One durable fact, a sentence or two.")],

@@ -8,14 +8,14 @@ shown is the statement exactly as it ran.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from astro_tui.agent.charts import MAX_POINTS, build_chart_spec
 from astro_tui.agent.events import Answer, AnswerKind, AnswerTable
 from astro_tui.agent.provenance import cut_note
-from astro_tui.agent.registry import ToolError, ToolReturn
+from astro_tui.agent.registry import ToolError, ToolReturn, tool
 from astro_tui.agent.templates import (
     MAX_OUTPUT_CHARS,
     TemplateError,
@@ -31,10 +31,17 @@ MAX_INPUTS = 10
 HISTORY_TEXT_CHARS = 1_500
 
 
+def _answer_summary(arguments: Mapping[str, Any]) -> str:
+    """The answer's title, else the names of its inputs."""
+    inputs = arguments.get("inputs") or arguments.get("supporting_queries") or {}
+    return str(arguments.get("title") or (", ".join(inputs) if isinstance(inputs, dict) else ""))
+
+
 class OutputTools:
     def __init__(self, ctx: ToolContext) -> None:
         self.ctx = ctx
 
+    @tool(output=True, summary=_answer_summary)
     def submit_result(
         self,
         inputs: Annotated[
@@ -49,6 +56,7 @@ class OutputTools:
         the answer from the results; the main result table is shown below the text."""
         return self._templated("submit_result", "result", inputs, template, title)
 
+    @tool(output=True, summary=_answer_summary)
     def submit_observation(
         self,
         observation: Annotated[str, Field(description="The finding, as a Jinja template over the queries.")],
@@ -60,6 +68,7 @@ class OutputTools:
         come from the supporting queries through the template, like submit_result."""
         return self._templated("submit_observation", "observation", supporting_queries, observation, None)
 
+    @tool(output=True, summary=lambda a: f"{a.get('kind', '')} {a.get('title', '')}")
     def render_chart(
         self,
         sql: Annotated[str, Field(description="The query whose result is drawn.")],
@@ -80,12 +89,10 @@ class OutputTools:
             chart=spec,
             complete=not (kind in ("line", "scatter") and result.row_count > MAX_POINTS),
         )
-        return ToolReturn(
-            content=f"Shown to the person: a {kind} chart '{spec.title}' of {result.count_text()}.",
-            value=answer,
-            result=result,
-        )
+        shown = f"a {kind} chart '{spec.title}' of {result.count_text()}"
+        return ToolReturn(content=f"Shown to the person: {shown}.", value=answer, result=result, shown=shown)
 
+    @tool(output=True, summary=lambda a: str(a.get("message") or ""))
     def send_message(
         self,
         message: Annotated[str, Field(description="Plain text for the person; no data values.")],
@@ -101,7 +108,7 @@ class OutputTools:
             verified=False,
             unverified_numbers=tuple(dict.fromkeys(numbers_in_text(text[:MAX_OUTPUT_CHARS]))),
         )
-        return ToolReturn(content="Shown to the person.", value=answer)
+        return ToolReturn(content="Shown to the person.", value=answer, shown=text)
 
     def _templated(
         self,
@@ -155,7 +162,7 @@ class OutputTools:
                 f"marked unverified: {', '.join(rendered.unverified_numbers)})"
             )
         main = answer.main_result
-        return ToolReturn(content=content, value=answer, result=main)
+        return ToolReturn(content=content, value=answer, result=main, shown=shown)
 
     def _run(self, tool: str, name: str, sql: str) -> QueryResult:
         if not sql.strip():

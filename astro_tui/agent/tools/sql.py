@@ -2,19 +2,29 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Mapping
+from typing import Annotated, Any
 
 from pydantic import Field
 
 from astro_tui.agent.formatting import result_for_model, summary_line
-from astro_tui.agent.registry import ToolReturn
+from astro_tui.agent.registry import ToolReturn, tool
 from astro_tui.agent.tools.context import ToolContext
+from astro_tui.agent.workspace import sql_description
+
+
+def sql_summary(arguments: Mapping[str, Any]) -> str:
+    """`-- revenue by region` when the SQL says what it finds, else the SQL itself."""
+    sql = str(arguments.get("sql") or "")
+    description = sql_description(sql)
+    return f"-- {description}" if description else sql
 
 
 class SqlTools:
     def __init__(self, ctx: ToolContext) -> None:
         self.ctx = ctx
 
+    @tool(summary=sql_summary)
     def run_sql(
         self,
         sql: Annotated[

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from astro_tui.config import Settings
 from astro_tui.data.engines.base import Dialect, Engine
 from astro_tui.data.errors import TargetError
-from astro_tui.data.urls import redact_url
+from astro_tui.text import redact_url
 
 _SERVER_ENGINES = {
     "postgresql": "astro_tui.data.engines.postgres",

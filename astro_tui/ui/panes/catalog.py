@@ -7,6 +7,7 @@ stalls the screen. Names and comments come from the database: always inert.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -14,12 +15,14 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
+from textual.message import Message
 from textual.widgets import Static, Tree
 from textual.widgets.tree import TreeNode
 
+from astro_tui.errors import AstroError
+from astro_tui.text import inert
 from astro_tui.ui.actions import bindings
-from astro_tui.ui.inert import inert, inert_text
-from astro_tui.ui.messages import TableCard
+from astro_tui.ui.inert import inert_text
 from astro_tui.ui.panes.shell import ShellPane
 from astro_tui.ui.wording import counted
 
@@ -27,7 +30,7 @@ if TYPE_CHECKING:
     import threading
 
     from astro_tui.data.catalog_model import Catalog, Column, Schema, Table
-    from astro_tui.data.database import Database
+    from astro_tui.session import Session
 
 CHUNK = 500
 
@@ -133,10 +136,18 @@ class CatalogPane(Vertical):
 
     ALLOW_MAXIMIZE = True
 
-    def __init__(self) -> None:
+    class Card(Message):
+        """A table's card, rendered in a worker (`cat`'s text, with the tables referencing it)."""
+
+        def __init__(self, table: Table, card: str) -> None:
+            super().__init__()
+            self.table = table
+            self.card = card
+
+    def __init__(self, session: Session) -> None:
         super().__init__(id="catalog", classes="pane")
         self.border_title = "Catalog"
-        self._db: Database | None = None
+        self.session = session
 
     def compose(self) -> ComposeResult:
         with Vertical(id="catalog-top"):
@@ -146,21 +157,35 @@ class CatalogPane(Vertical):
                 yield Static(id="table-card-text")
         yield ShellPane()
 
+    def show_failure(self, message: str) -> None:
+        self.show_status(f"✗ {message}\nctrl+r tries again")
+
     def show_status(self, text: str) -> None:
         status = self.query_one("#catalog-status", Static)
         status.update(inert_text(text, "italic"))
         status.display = bool(text)
 
-    def set_catalog(
-        self, catalog: Catalog, db: Database, label: str, after: threading.Event | None = None
-    ) -> None:
-        self._db = db
+    def set_catalog(self, catalog: Catalog, after: threading.Event | None = None) -> None:
+        label = self.session.label
         tables = sum(len(s.tables) for s in catalog.schemas)
         self.border_title = Text(f"Catalog · {inert(label, keep_newlines=False)}")
         self.border_subtitle = f"{counted(len(catalog.schemas), 'schema')} · {counted(tables, 'table')}"
         self.show_status("" if tables else "no tables in this database")
         self.query_one(CatalogTree).load(catalog)
-        self.query_one(ShellPane).set_catalog(catalog, db, after)
+        self.query_one(ShellPane).set_session(self.session, after)
+
+    def preview_selected(self) -> None:
+        """The highlighted table's first rows, in the results pane (p)."""
+        table = self.query_one(CatalogTree).selected_table()
+        if table is None or self.session.db is None:
+            self.app.notify("Highlight a table in the catalog first.", severity="warning")
+            return
+        self._preview(table)
+
+    @work(thread=True, group="preview", exit_on_error=False, description="preview table")
+    def _preview(self, table: Table) -> None:
+        with contextlib.suppress(AstroError):  # reported as QueryFailed
+            self.session.preview(table)
 
     @on(Tree.NodeHighlighted)
     def _highlighted(self, event: Tree.NodeHighlighted[Node]) -> None:
@@ -175,9 +200,9 @@ class CatalogPane(Vertical):
 
         node = shell.vfs.node_for_table(table) if shell is not None else None
         card = shell.vfs.card(node) if node is not None else render_card(table)
-        self.post_message(TableCard(table, card))
+        self.post_message(self.Card(table, card))
 
-    def on_table_card(self, message: TableCard) -> None:
+    def on_catalog_pane_card(self, message: CatalogPane.Card) -> None:
         message.stop()
         self.query_one("#table-card-text", Static).update(inert_text(message.card.rstrip()))
         card = self.query_one("#table-card")

@@ -1,13 +1,18 @@
 """The results pane: the session's results, each as a table, a chart and its SQL.
 
-Building a table's display (an inert copy, measured column widths) happens in
-a thread, so a million-row result never holds the screen; the widget itself
-only ever renders the rows in view.
+The session names each result and keeps the log (`session/core.py`); this pane
+shows them, copies the current one's SQL and exports it. Building a table's
+display (an inert copy, measured column widths) happens in a thread, so a
+million-row result never holds the screen; the widget itself only ever renders
+the rows in view.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import contextlib
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Group
@@ -15,18 +20,23 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Container, Vertical, VerticalScroll
+from textual.message import Message
 from textual.widgets import Select, Static, TabbedContent, TabPane, Tabs
 
+from astro_tui.errors import AstroError
+from astro_tui.text import inert
+from astro_tui.ui import slash
 from astro_tui.ui.actions import bindings
+from astro_tui.ui.clipboard import copy_text
 from astro_tui.ui.focus import focus_now
-from astro_tui.ui.inert import inert, inert_text, one_line
-from astro_tui.ui.messages import ChartPrepared, ResultOrigin, TablePrepared
+from astro_tui.ui.inert import inert_text
 from astro_tui.ui.table_backend import display_backend
 from astro_tui.ui.widgets.tool_block import result_status, sql_syntax
 from astro_tui.ui.wording import counted
 
 if TYPE_CHECKING:
     from astro_tui.data.results import QueryResult
+    from astro_tui.session import Result, Session
     from astro_tui.ui.charting import ChartChoice
 
 _CACHED_TABLES = 6
@@ -34,32 +44,60 @@ _CACHED_TABLES = 6
 
 @dataclass
 class ResultEntry:
-    id: int
-    name: str
-    result: QueryResult
-    origin: ResultOrigin
-    sql_text: str
+    """A result of the session as this pane shows it: the chart the person picked is the pane's."""
+
+    item: Result
     chart: ChartChoice | None = None
     chart_from_answer: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def id(self) -> int:
+        return self.item.id
+
+    @property
+    def name(self) -> str:
+        return self.item.name
+
+    @property
+    def result(self) -> QueryResult:
+        return self.item.result
+
+    @property
+    def sql_text(self) -> str:
+        return self.item.sql_text
 
     @property
     def verified(self) -> bool:
-        return self.origin.verified
+        return self.item.verified
 
 
 class ResultsPane(Vertical):
     BINDINGS = bindings("results")
     ALLOW_MAXIMIZE = True
 
-    def __init__(self) -> None:
+    class TablePrepared(Message):
+        """A result's display backend is built (inert copy, column widths measured) off the loop."""
+
+        def __init__(self, entry_id: int, backend: Any, error: str | None = None) -> None:
+            super().__init__()
+            self.entry_id = entry_id
+            self.backend = backend
+            self.error = error
+
+    class ChartPrepared(Message):
+        def __init__(self, entry_id: int, series: Any, error: str | None = None) -> None:
+            super().__init__()
+            self.entry_id = entry_id
+            self.series = series
+            self.error = error
+
+    def __init__(self, session: Session) -> None:
         super().__init__(id="results", classes="pane")
         self.border_title = "Results"
+        self.session = session
         self.entries: list[ResultEntry] = []
         self.current: ResultEntry | None = None
         self._backends: dict[int, Any] = {}
-        self._next_id = 1
-        self._counters: dict[str, int] = {}
         self.table_widget: Any = None
 
     def compose(self) -> ComposeResult:
@@ -75,39 +113,21 @@ class ResultsPane(Vertical):
 
     # ------------------------------------------------------------------ entries
 
-    def name_for(self, origin: ResultOrigin) -> str:
-        label = one_line(origin.label, 40) if origin.label else ""
-        if origin.kind in ("tool", "answer") and label:
-            return label
-        if origin.kind == "preview":
-            return f"preview {label}".rstrip()
-        count = self._counters.get(origin.kind, 0) + 1
-        self._counters[origin.kind] = count
-        return f"{origin.kind} {count}" + (f" · {label}" if label else "")
-
-    def add_result(
-        self,
-        result: QueryResult,
-        origin: ResultOrigin,
-        *,
-        sql_text: str | None = None,
-        backend: Any = None,
-    ) -> ResultEntry:
-        """`backend`, when the worker that ran the query built it (`display_backend`), is
+    def add_result(self, item: Result, *, backend: Any = None) -> ResultEntry:
+        """`backend`, when the thread that ran the query built it (`display_backend`), is
         mounted at once; otherwise it is built in a worker of this pane."""
-        entry = ResultEntry(self._next_id, self.name_for(origin), result, origin, sql_text or result.sql)
-        self._next_id += 1
+        entry = ResultEntry(item)
         if backend is not None:
             self._keep_backend(entry.id, backend)
-        if origin.chart is not None:
+        if item.chart is not None:
             from astro_tui.ui.charting import choice_of
 
-            entry.chart = choice_of(origin.chart)
+            entry.chart = choice_of(item.chart)
             entry.chart_from_answer = True
         self.entries.append(entry)
         self._refresh_picker()
         self.show(entry)
-        if origin.chart is not None:
+        if item.chart is not None:
             self.query_one(TabbedContent).active = "tab-chart"
             self._prepare_chart(entry)
         return entry
@@ -172,7 +192,7 @@ class ResultsPane(Vertical):
     def _show_sql(self, entry: ResultEntry) -> None:
         if entry.verified:
             head = "-- verified: the SQL that produced this answer"
-        elif entry.origin.kind == "tool":
+        elif entry.item.kind == "tool":
             name = inert(entry.name, keep_newlines=False)
             head = f"-- {name}: an intermediate query of the model (not an answer)"
         else:
@@ -181,6 +201,83 @@ class ResultsPane(Vertical):
         self.query_one("#sql-text", Static).update(
             Group(Text(head, style="dim"), sql_syntax(entry.sql_text, dark=dark))
         )
+
+    # ------------------------------------------------------------------ copy, export
+
+    def copy_sql(self) -> None:
+        entry = self.current
+        if entry is None or not entry.sql_text.strip():
+            self.app.notify("No SQL to copy yet: ask a question or run /sql.", severity="warning")
+            return
+        # Copy what the SQL tab shows: a control character in the SQL (a string literal the
+        # model copied from the data) would act on the terminal it is pasted into; an ESC can
+        # end a bracketed paste and run the rest as typed commands.
+        sql = inert(entry.sql_text)
+        where = copy_text(self.app, sql)
+        kind = "verified SQL" if entry.verified else "SQL"
+        message = f"Copied the {kind} of {inert(entry.name)} to the {where}."
+        if sql != entry.sql_text:
+            message += " Its control characters are copied as visible \\x1b-style text, as shown."
+            self.app.notify(message, severity="warning", markup=False)
+            return
+        self.app.notify(message, markup=False)
+
+    def choose_export(self, fmt: str = "csv") -> None:
+        """Ask where to export the current result, proposing a file name (ctrl+s, `/export csv`)."""
+        entry = self.current
+        if entry is None:
+            self.app.notify("No result to export yet.", severity="warning")
+            return
+        from astro_tui.session.export import default_name
+        from astro_tui.ui.screens.export import ExportScreen
+
+        proposed = Path.cwd() / default_name(entry.name, fmt)
+        screen = ExportScreen(entry.name, f"{fmt} {shlex.quote(str(proposed))}")
+        self.app.push_screen(screen, lambda value: self.export(value) if value else None)
+
+    def export(self, arg: str) -> None:
+        """`FORMAT [PATH]`, as `/export` takes it; without a path, ask for one."""
+        try:
+            fmt, path = slash.export_args(arg)
+        except slash.SlashError as exc:
+            self.app.notify(str(exc), severity="warning", markup=False)
+            return
+        if path is None:  # nothing is written where the user has not seen it
+            self.choose_export(fmt)
+        else:
+            self.export_current(fmt, path)
+
+    def export_current(self, fmt: str, path: str, *, overwrite: bool = False) -> None:
+        entry = self.current
+        if entry is None:
+            self.app.notify("No result to export yet.", severity="warning")
+            return
+        from astro_tui.session.export import ExportError, check_target, resolve_path
+
+        target = resolve_path(path)
+        try:
+            exists = check_target(target)
+        except ExportError as exc:
+            self.app.notify(f"Export: {exc}", severity="error", markup=False)
+            return
+        if exists and not overwrite:
+            from astro_tui.ui.screens.confirm import ConfirmScreen
+
+            def answered(yes: bool | None) -> None:
+                if yes:
+                    self.export_current(fmt, str(target), overwrite=True)
+                else:
+                    self.app.notify(f"Not exported: {inert(str(target))} is left as it was.", markup=False)
+
+            self.app.push_screen(ConfirmScreen("Overwrite?", f"{target} exists. Replace it?"), answered)
+            return
+        self.app.notify(f"Exporting {entry.name} ({counted(entry.result.row_count, 'row')})…", markup=False)
+        self._export(entry.item, fmt, target, overwrite)
+
+    @work(thread=True, group="export", exit_on_error=False, description="export result")
+    def _export(self, result: Result, fmt: str, path: Path, overwrite: bool) -> None:
+        with contextlib.suppress(AstroError):  # reported as ExportFinished
+            self.session.export(result, fmt, path, overwrite=overwrite)
 
     # ------------------------------------------------------------------ table
 
@@ -199,11 +296,11 @@ class ResultsPane(Vertical):
         try:
             backend = display_backend(result.table)
         except Exception as exc:
-            self.post_message(TablePrepared(entry_id, None, f"cannot show this result: {exc}"))
+            self.post_message(self.TablePrepared(entry_id, None, f"cannot show this result: {exc}"))
             return
-        self.post_message(TablePrepared(entry_id, backend))
+        self.post_message(self.TablePrepared(entry_id, backend))
 
-    def on_table_prepared(self, message: TablePrepared) -> None:
+    def on_results_pane_table_prepared(self, message: ResultsPane.TablePrepared) -> None:
         message.stop()
         if message.backend is None:
             if self.current is not None and self.current.id == message.entry_id:
@@ -296,11 +393,11 @@ class ResultsPane(Vertical):
         try:
             series = charting.prepare(result.table, choice)
         except ValueError as exc:
-            self.post_message(ChartPrepared(entry_id, None, str(exc)))
+            self.post_message(self.ChartPrepared(entry_id, None, str(exc)))
             return
-        self.post_message(ChartPrepared(entry_id, series))
+        self.post_message(self.ChartPrepared(entry_id, series))
 
-    def on_chart_prepared(self, message: ChartPrepared) -> None:
+    def on_results_pane_chart_prepared(self, message: ResultsPane.ChartPrepared) -> None:
         message.stop()
         if self.current is None or self.current.id != message.entry_id:
             return

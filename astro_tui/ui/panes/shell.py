@@ -1,7 +1,8 @@
 """The metadata shell in the catalog pane: the very shell the model's `shell` tool runs.
 
-Commands run in a thread (a recursive grep over 10,000 tables takes a moment)
-one at a time, since the shell's working directory is state.
+The shell is the session's (`Session.metadata_shell`, `Session.shell`). Commands
+run in a thread (a recursive grep over 10,000 tables takes a moment), one at a
+time, since the shell's working directory is state.
 """
 
 from __future__ import annotations
@@ -13,16 +14,17 @@ from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
+from textual.message import Message
 from textual.widgets import Input, RichLog, Static
 
+from astro_tui.errors import AstroError, error_line
+from astro_tui.text import inert
 from astro_tui.ui.actions import bindings
 from astro_tui.ui.history import History
-from astro_tui.ui.inert import inert, inert_text
-from astro_tui.ui.messages import ShellOutput, ShellReady
+from astro_tui.ui.inert import inert_text
 
 if TYPE_CHECKING:
-    from astro_tui.data.catalog_model import Catalog
-    from astro_tui.data.database import Database
+    from astro_tui.session import Session
 
 _OUTPUT_CHARS = 20_000
 _SCROLLBACK = 500
@@ -31,6 +33,13 @@ _AFTER_PAINT_WAIT_S = 1.0
 
 class ShellInput(Input):
     """One command line with history (up/down) and tab completion."""
+
+    class Completions(Message):
+        """Tab found several ways to go on: the pane lists them."""
+
+        def __init__(self, options: list[str]) -> None:
+            super().__init__()
+            self.options = options
 
     def __init__(self) -> None:
         super().__init__(placeholder="ls, cat, grep -ri email / …", id="shell-input", select_on_focus=False)
@@ -78,7 +87,7 @@ class ShellInput(Input):
             if len(prefix) > len(self.value):
                 self._replace(prefix)
             else:
-                self.post_message(ShellOutput("", "  ".join(options), 0, ""))
+                self.post_message(self.Completions(options))
 
 
 def _common_prefix(options: list[str]) -> str:
@@ -94,8 +103,25 @@ class ShellPane(Vertical):
 
     BINDINGS = bindings("shell")
 
+    class Ready(Message):
+        """The metadata shell is built (in a worker: it imports the grep machinery, pandas among it)."""
+
+        def __init__(self, shell: Any, error: str | None = None) -> None:
+            super().__init__()
+            self.shell = shell
+            self.error = error
+
+    class Output(Message):
+        def __init__(self, command: str, output: str, exit_code: int, cwd: str) -> None:
+            super().__init__()
+            self.command = command
+            self.output = output
+            self.exit_code = exit_code
+            self.cwd = cwd
+
     def __init__(self) -> None:
         super().__init__(id="shell-pane")
+        self._session: Session | None = None
         self._shell: Any = None
         self._pending: list[str] = []  # commands typed before the shell was built
         self._lock = threading.Lock()
@@ -120,25 +146,25 @@ class ShellPane(Vertical):
     def shell(self) -> Any:
         return self._shell
 
-    def set_catalog(self, catalog: Catalog, db: Database, after: threading.Event | None = None) -> None:
-        """Build the shell in a worker (after `after` is set: the tree is on screen by then)."""
+    def set_session(self, session: Session, after: threading.Event | None = None) -> None:
+        """Build the session's shell in a worker (after `after` is set: the tree is on screen by
+        then), over the catalog just read."""
+        self._session = session
         self._shell = None
-        self._build(catalog, db, after)
+        self._build(session, after)
 
     @work(thread=True, exclusive=True, group="shell-build", exit_on_error=False, description="build shell")
-    def _build(self, catalog: Catalog, db: Database, after: threading.Event | None) -> None:
+    def _build(self, session: Session, after: threading.Event | None) -> None:
         if after is not None:
             after.wait(_AFTER_PAINT_WAIT_S)
         try:
-            from astro_tui.catalog.shell import Shell
-
-            shell = Shell(catalog, db)
-        except Exception as exc:
-            self.post_message(ShellReady(None, f"{type(exc).__name__}: {exc}"))
+            shell = session.metadata_shell()
+        except AstroError as exc:
+            self.post_message(self.Ready(None, error_line(exc)))
             return
-        self.post_message(ShellReady(shell))
+        self.post_message(self.Ready(shell))
 
-    def on_shell_ready(self, message: ShellReady) -> None:
+    def on_shell_pane_ready(self, message: ShellPane.Ready) -> None:
         message.stop()
         if message.shell is None:
             self._write(inert_text(f"the shell cannot start: {message.error}", "italic"))
@@ -179,18 +205,19 @@ class ShellPane(Vertical):
 
     @work(thread=True, group="shell", exit_on_error=False, description="run shell command")
     def _run(self, commands: list[str]) -> None:
-        shell = self._shell
+        session, shell = self._session, self._shell
+        assert session is not None
         for command in commands:
             with self._lock:
-                try:
-                    result = shell.run(command)
-                    output, code = str(result.output), int(result.exit_code)
-                except Exception as exc:  # the shell reports errors itself; this is a last resort
-                    output, code = f"{type(exc).__name__}: {exc}", 1
+                result = session.shell(command)  # the shell reports its errors itself, as lines
                 cwd = str(getattr(shell, "cwd", "/"))
-            self.post_message(ShellOutput(command, output, code, cwd))
+            self.post_message(self.Output(command, result.output, result.exit_code, cwd))
 
-    def on_shell_output(self, message: ShellOutput) -> None:
+    def on_shell_input_completions(self, message: ShellInput.Completions) -> None:
+        message.stop()
+        self._write(inert_text("  ".join(message.options)))
+
+    def on_shell_pane_output(self, message: ShellPane.Output) -> None:
         message.stop()
         text = message.output
         if len(text) > _OUTPUT_CHARS:

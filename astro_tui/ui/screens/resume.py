@@ -13,7 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from astro_tui.ui.inert import inert
+from astro_tui.text import inert
 
 if TYPE_CHECKING:
     from astro_tui.agent.conversations import ConversationInfo

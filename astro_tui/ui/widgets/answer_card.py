@@ -13,7 +13,8 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Collapsible, Static
 
-from astro_tui.ui.inert import inert, inert_text, one_line
+from astro_tui.text import inert, one_line
+from astro_tui.ui.inert import inert_text
 from astro_tui.ui.widgets.tool_block import result_status, sql_syntax
 
 if TYPE_CHECKING:

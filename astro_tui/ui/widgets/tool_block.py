@@ -15,7 +15,8 @@ from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 from textual.widgets.collapsible import CollapsibleTitle
 
-from astro_tui.ui.inert import inert, inert_text, one_line
+from astro_tui.text import inert, one_line
+from astro_tui.ui.inert import inert_text
 
 if TYPE_CHECKING:
     from rich.syntax import Syntax

@@ -77,8 +77,8 @@ from astro_tui.data.engines.postgres.errors import (
 )
 from astro_tui.data.errors import GuardError, QueryCancelled, QueryError, QueryTimeout, TargetError
 from astro_tui.data.results import QueryResult
-from astro_tui.data.urls import redact_url
 from astro_tui.data.watchdog import WATCHDOG, Deadline
+from astro_tui.text import redact_url
 
 DIALECT = Dialect(
     name="PostgreSQL",

@@ -11,18 +11,14 @@ from typing import TextIO
 
 from rich.cells import cell_len
 
-from astro_tui.agent.evaluation import EvalQuestion, EvalSummary, QuestionReport
-from astro_tui.data.inert import inert, json_inert
-from astro_tui.data.text_table import clip, pad
+from astro_tui.data.text_table import pad
+from astro_tui.headless.evaluation import EvalQuestion, EvalSummary, QuestionReport
+from astro_tui.text import inert, json_inert, one_line
 
 BAR_WIDTH = 20
 ID_WIDTH = 24
 QUESTION_WIDTH = 44
 MARKS = {"correct": "✓", "wrong": "✗", "unverified": "?", "no answer": "!", "gold failed": "-"}
-
-
-def _clip(text: str, width: int) -> str:
-    return clip(" ".join(inert(text, keep_newlines=False).split()), width)
 
 
 class EvalProgress:
@@ -39,7 +35,7 @@ class EvalProgress:
 
     def start(self, index: int, question: EvalQuestion) -> None:
         if self.live:
-            self._draw(f"{question.id}  {_clip(question.question, QUESTION_WIDTH)}")
+            self._draw(f"{question.id}  {one_line(question.question, QUESTION_WIDTH)}")
 
     def report(self, index: int, report: QuestionReport) -> None:
         self.done += 1
@@ -50,7 +46,7 @@ class EvalProgress:
                 self.err.write("\r\x1b[K")
                 self.err.flush()
             return
-        detail = f"  ({_clip(report.error, 80)})" if report.error else ""
+        detail = f"  ({one_line(report.error, 80)})" if report.error else ""
         self.err.write(
             f"[{self.done}/{self.total}] {MARKS[report.status]} {report.status:<11} {inert(report.id)}  "
             f"{report.tool_calls} calls  {report.tokens:,} tokens  {report.seconds:.1f} s{detail}\n"
@@ -83,13 +79,13 @@ def format_summary(summary: EvalSummary) -> str:
     header = ("id", "result", "verified", "calls", "tokens", "seconds", "question")
     rows = [
         (
-            _clip(r.id, ID_WIDTH),
+            one_line(r.id, ID_WIDTH),
             f"{MARKS[r.status]} {r.status}",
             "yes" if r.verified else "no",
             str(r.tool_calls),
             f"{r.tokens:,}",
             f"{r.seconds:.1f}",
-            _clip(r.question, QUESTION_WIDTH),
+            one_line(r.question, QUESTION_WIDTH),
         )
         for r in summary.reports
     ]
@@ -104,7 +100,7 @@ def format_summary(summary: EvalSummary) -> str:
     failures = [r for r in summary.reports if r.error]
     if failures:
         out.append("")
-        out += [f"{_clip(r.id, ID_WIDTH)}: {r.status}: {_clip(r.error or '', 160)}" for r in failures]
+        out += [f"{one_line(r.id, ID_WIDTH)}: {r.status}: {one_line(r.error or '', 160)}" for r in failures]
     out.append("")
     who = f"model {inert(summary.model or '?')} on {inert(summary.database or '?')}"
     out.append(who)

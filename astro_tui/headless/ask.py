@@ -8,23 +8,20 @@ hold terminal escapes.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 import shutil
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, assert_never
 
 from astro_tui.agent.charts import render_chart_text
 from astro_tui.agent.events import (
+    AgentEvent,
     Answer,
     Done,
     ErrorEvent,
     Notice,
     Reasked,
+    ReasoningDelta,
     RetryEvent,
     TextDelta,
     ToolCallArguments,
@@ -34,15 +31,13 @@ from astro_tui.agent.events import (
     ToolResult,
     UsageEvent,
 )
-from astro_tui.agent.loop import Agent
 from astro_tui.agent.provenance import provenance_json
-from astro_tui.config import Settings
-from astro_tui.data.database import Database
-from astro_tui.data.errors import DataError
-from astro_tui.data.inert import inert, json_inert
 from astro_tui.data.results import QueryResult
 from astro_tui.data.text_table import format_table, json_safe
-from astro_tui.llm import ChatClient, LLMError, model_not_configured_message
+from astro_tui.errors import AstroError
+from astro_tui.llm import model_not_configured_message
+from astro_tui.session import Session
+from astro_tui.text import inert, json_inert
 
 TEXT_ROWS = 50
 LIVE_REFRESH_S = 0.1
@@ -63,34 +58,41 @@ class _Progress:
         self.live = _is_terminal(err)
         self.writing: tuple[str, int, float] | None = None  # name, characters, when last shown
 
-    def event(self, event: object) -> None:
-        if isinstance(event, TextDelta):
-            self.pending.append(event.text)
-        elif isinstance(event, ToolCallStarted):
-            self.flush()
-            if self.live:
-                self.writing = (event.name, 0, 0.0)
-                self._show_writing()
-        elif isinstance(event, ToolCallArguments) and self.writing is not None:
-            name, size, shown = self.writing
-            self.writing = (name, size + len(event.text), shown)
-            if time.monotonic() - shown >= LIVE_REFRESH_S:
-                self._show_writing()
-        elif isinstance(event, ToolCallFinished):
-            summary = f"  {event.summary}" if event.summary else ""
-            self.line(f"▶ {event.name}{summary}")
-        elif isinstance(event, ToolCallSkipped):
-            self.line(f"– {event.name}  {event.reason}")
-        elif isinstance(event, ToolResult) and not event.ok:
-            first = event.content.strip().splitlines()[0] if event.content.strip() else "failed"
-            self.line(f"  ✗ {first[:200]}")
-        elif isinstance(event, RetryEvent):
-            self.line(f"… {event.message}")
-        elif isinstance(event, Reasked):
-            self.flush()
-            self.line(f"↻ {event.note}")
-        elif isinstance(event, Notice):
-            self.line(f"ℹ {event.message}")
+    def event(self, event: AgentEvent) -> None:
+        match event:
+            case TextDelta():
+                self.pending.append(event.text)
+            case ToolCallStarted():
+                self.flush()
+                if self.live:
+                    self.writing = (event.name, 0, 0.0)
+                    self._show_writing()
+            case ToolCallArguments():
+                if self.writing is not None:
+                    name, size, shown = self.writing
+                    self.writing = (name, size + len(event.text), shown)
+                    if time.monotonic() - shown >= LIVE_REFRESH_S:
+                        self._show_writing()
+            case ToolCallFinished():
+                summary = f"  {event.summary}" if event.summary else ""
+                self.line(f"▶ {event.name}{summary}")
+            case ToolCallSkipped():
+                self.line(f"– {event.name}  {event.reason}")
+            case ToolResult():
+                if not event.ok:
+                    first = event.content.strip().splitlines()[0] if event.content.strip() else "failed"
+                    self.line(f"  ✗ {first[:200]}")
+            case RetryEvent():
+                self.line(f"… {event.message}")
+            case Reasked():
+                self.flush()
+                self.line(f"↻ {event.note}")
+            case Notice():
+                self.line(f"ℹ {event.message}")
+            case ReasoningDelta() | UsageEvent() | Answer() | ErrorEvent() | Done():
+                pass  # reasoning is not printed; the answer and errors are printed at the end
+            case _:
+                assert_never(event)
 
     def _show_writing(self) -> None:
         assert self.writing is not None
@@ -125,50 +127,6 @@ def _is_terminal(stream: TextIO) -> bool:
         return stream.isatty()
     except (AttributeError, ValueError):
         return False
-
-
-@dataclass
-class TurnOutcome:
-    """What one headless turn produced: the answer (if any), its errors, and what it cost."""
-
-    answer: Answer | None = None
-    errors: list[ErrorEvent] = field(default_factory=list)
-    done: Done | None = None
-    tokens: int = 0
-    """Total tokens summed over the turn's `UsageEvent`s (one per model reply that reported usage)."""
-
-    @property
-    def tool_calls(self) -> int:
-        return self.done.tool_calls if self.done is not None else 0
-
-    def failure(self) -> ErrorEvent:
-        """Why there is no answer: the first error, or a generic one when the model just stopped."""
-        return self.errors[0] if self.errors else ErrorEvent("the model stopped without an answer")
-
-
-async def collect_turn(
-    agent: Agent, question: str, on_event: Callable[[object], None] | None = None
-) -> TurnOutcome:
-    """Run one turn to its end, keeping the answer, errors, Done and token total.
-
-    Every other event (text, tool calls, retries) goes to `on_event`, which is how
-    `astro ask` prints progress; `astro eval` shares this so both measure the same agent.
-    """
-    outcome = TurnOutcome()
-    async with contextlib.aclosing(agent.run(question)) as events:
-        async for event in events:
-            if isinstance(event, Answer):
-                outcome.answer = event
-            elif isinstance(event, ErrorEvent):
-                outcome.errors.append(event)
-            elif isinstance(event, Done):
-                outcome.done = event
-            else:
-                if isinstance(event, UsageEvent):
-                    outcome.tokens += event.total_tokens
-                if on_event is not None:
-                    on_event(event)
-    return outcome
 
 
 def _is_scalar(result: QueryResult) -> bool:
@@ -242,18 +200,9 @@ def _json_answer(
     out.flush()
 
 
-async def run_ask(
-    question: str,
-    db: Database,
-    settings: Settings,
-    *,
-    json_output: bool,
-    state_dir: Path,
-    out: TextIO,
-    err: TextIO,
-    client: ChatClient | None = None,
-) -> int:
-    """One headless turn; returns the exit code (0 answered, 1 failed, 2 configuration)."""
+async def run_ask(question: str, session: Session, *, json_output: bool, out: TextIO, err: TextIO) -> int:
+    """One headless turn on SESSION, which is closed at the end (its model client lives on
+    this event loop); returns the exit code (0 answered, 1 failed, 2 configuration)."""
 
     def fail(message: str, code: int, *, done: Done | None = None, conversation_id: str | None = None) -> int:
         err.write(inert(message).rstrip("\n") + "\n")
@@ -263,37 +212,24 @@ async def run_ask(
             _json_answer(question, None, done, error=first, conversation_id=conversation_id, out=out)
         return code
 
-    if not settings.model_configured:
+    if not session.settings.model_configured:
         return fail(model_not_configured_message(), 2)
-    owned = client is None
-    if client is None:
-        try:
-            client = ChatClient(settings)
-        except LLMError as exc:
-            return fail(exc.message, 2)
-
-    from astro_tui.catalog.introspect import load_catalog
-
     progress = _Progress(err)
     try:
-        try:
-            catalog = await asyncio.to_thread(load_catalog, db)
-        except DataError as exc:
-            return fail(f"astro: cannot read the catalog: {exc}", 1)
-        agent = Agent(db, catalog, settings, state_dir=state_dir, client=client)
-        outcome = await collect_turn(agent, question, progress.event)
+        reply = await session.turn(question, progress.event)
+    except AstroError as exc:
+        return fail(f"astro: {exc}", 1)
     finally:
         progress.end()
-        if owned:
-            await client.aclose()
+        await session.aclose()
 
-    answer, done = outcome.answer, outcome.done
+    answer, done = reply.answer, reply.done
     if answer is None:
-        first = outcome.failure()
+        first = reply.failure()
         code = 2 if first.kind in CONFIG_ERROR_KINDS else 1
-        return fail(f"astro: {first.message}", code, done=done, conversation_id=agent.conversation_id)
+        return fail(f"astro: {first.message}", code, done=done, conversation_id=reply.conversation_id)
     if json_output:
-        _json_answer(question, answer, done, error=None, conversation_id=agent.conversation_id, out=out)
+        _json_answer(question, answer, done, error=None, conversation_id=reply.conversation_id, out=out)
     else:
         _text_answer(answer, out)
     if not answer.verified and answer.kind == "unverified":

@@ -14,10 +14,12 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from astro_tui.errors import AstroError
+
 _JSON_BATCH = 10_000
 
 
-class ExportError(Exception):
+class ExportError(AstroError):
     """One line for the user: what is wrong with the path, or why writing failed."""
 
 

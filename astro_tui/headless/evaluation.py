@@ -1,9 +1,9 @@
 """`astro eval`: answer a set of questions with the configured model and score them against gold SQL.
 
-Each question runs as one fresh turn of the same agent `astro ask` uses (through
-`headless.collect_turn`), in a private state directory: every question starts
-from the same notes and nothing an evaluation does is written to the person's
-notes or conversation list. A question is correct when a verified answer (one
+Each question runs as one fresh turn of the same agent `astro ask` uses, in an
+isolated session (`Session.isolated`): every question starts from the person's
+notes and nothing an evaluation does is written to their notes or conversation
+list. A question is correct when a verified answer (one
 that came through an output tool) holds an input whose result matches the gold
 SQL's result on the same database (`result_match` has the rules).
 """
@@ -12,24 +12,18 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from astro_tui.agent.context_notes import notes_path
-from astro_tui.agent.headless import CONFIG_ERROR_KINDS, collect_turn
-from astro_tui.agent.loop import Agent
-from astro_tui.agent.result_match import gold_is_ordered, results_match
-from astro_tui.config import Settings
-from astro_tui.data.catalog_model import Catalog
-from astro_tui.data.database import Database
 from astro_tui.data.errors import DataError
-from astro_tui.llm import ChatClient
+from astro_tui.errors import AstroError
+from astro_tui.headless.ask import CONFIG_ERROR_KINDS
+from astro_tui.headless.result_match import gold_is_ordered, results_match
 from astro_tui.resources import resource_dir
+from astro_tui.session import Session
 
 GOLD_KEYS = ("sql", "query", "SQL")
 """Keys that may hold the gold SQL: ours, Spider's and BIRD's."""
@@ -37,11 +31,11 @@ GOLD_KEYS = ("sql", "query", "SQL")
 Status = Literal["correct", "wrong", "unverified", "no answer", "gold failed"]
 
 
-class EvalInputError(Exception):
+class EvalInputError(AstroError):
     """The question file cannot be used; the message is one line naming the file and line."""
 
 
-class EvalAborted(Exception):
+class EvalAborted(AstroError):
     """The model server cannot be used at all (no key, unknown model, unreachable): asking the
     remaining questions would only repeat the failure. `code` is the exit code."""
 
@@ -175,26 +169,10 @@ def load_questions(path: Path) -> list[EvalQuestion]:
     return questions
 
 
-def _seed_state(source: Path, target: Path, db: Database) -> None:
-    """The person's notes about this database, copied so the model sees them but cannot change them."""
-    theirs = notes_path(source, db.key)
-    if theirs.is_file():
-        mine = notes_path(target, db.key)
-        mine.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(theirs, mine)
-
-
-async def evaluate_question(
-    question: EvalQuestion,
-    db: Database,
-    catalog: Catalog,
-    settings: Settings,
-    *,
-    client: ChatClient,
-    notes_from: Path | None,
-) -> QuestionReport:
+async def evaluate_question(question: EvalQuestion, session: Session) -> QuestionReport:
     """Gold first (a failing gold costs no tokens), then one fresh agent turn, then the comparison."""
     report = QuestionReport(question.id, question.question, "no answer", db=question.db)
+    db = session.database()
     try:
         gold = await asyncio.to_thread(db.execute, question.gold_sql)
     except DataError as exc:
@@ -205,18 +183,14 @@ async def evaluate_question(
         report.error = f"the gold result has more than {gold.row_count:,} rows (raise --max-rows)"
         return report
     ordered = gold_is_ordered(question.gold_sql, db.dialect.name)
-    with tempfile.TemporaryDirectory(prefix="astro-eval-") as tmp:
-        state = Path(tmp)
-        if notes_from is not None:
-            _seed_state(notes_from, state, db)
-        agent = Agent(db, catalog, settings, state_dir=state, client=client)
+    async with session.isolated() as trial:
         started = time.perf_counter()
-        outcome = await collect_turn(agent, question.question)
+        reply = await trial.turn(question.question)
         report.seconds = time.perf_counter() - started
-    report.tool_calls, report.tokens = outcome.tool_calls, outcome.tokens
-    answer = outcome.answer
+    report.tool_calls, report.tokens = reply.tool_calls, reply.tokens
+    answer = reply.answer
     if answer is None:
-        failure = outcome.failure()
+        failure = reply.failure()
         if failure.kind in CONFIG_ERROR_KINDS:
             raise EvalAborted(failure.message, 2)
         if failure.kind == "connection":
@@ -238,25 +212,18 @@ async def evaluate_question(
 
 async def evaluate(
     questions: list[EvalQuestion],
-    db: Database,
-    settings: Settings,
+    session: Session,
     *,
-    client: ChatClient,
-    notes_from: Path | None = None,
     on_start: Callable[[int, EvalQuestion], None] | None = None,
     on_report: Callable[[int, QuestionReport], None] | None = None,
 ) -> EvalSummary:
-    """Every question in order, one at a time (a model server rarely gains from more)."""
-    from astro_tui.catalog.introspect import load_catalog
-
-    catalog = await asyncio.to_thread(load_catalog, db)
-    summary = EvalSummary([], model=client.model, database=db.label)
+    """Every question in order, one at a time (a model server rarely gains from more). Each
+    starts from the notes in the session's state directory and leaves them as they were."""
+    summary = EvalSummary([], model=session.model, database=session.label)
     for index, question in enumerate(questions):
         if on_start is not None:
             on_start(index, question)
-        report = await evaluate_question(
-            question, db, catalog, settings, client=client, notes_from=notes_from
-        )
+        report = await evaluate_question(question, session)
         summary.reports.append(report)
         if on_report is not None:
             on_report(index, report)

@@ -1,0 +1,620 @@
+"""One session: an opened database and everything done with it, for every front end.
+
+The app, `astro sql|shell|ask|eval`, the coming `astro mcp` and the Python API
+(`astro_tui.open`) are thin front ends of a `Session`; none of them opens a database,
+reads a catalog or builds the agent by itself. A session's life, top to bottom:
+
+1. **Made** from targets (files, globs, `postgresql://…`, `sc://…`, `@NAME`; none for
+   the sample warehouse), the settings and the state directory, each read once by
+   the front end: nothing below the command line reads the environment. Nothing is
+   opened yet.
+2. **Opened** by `open()`, or on first use. `database()` is where a database is
+   opened (`Database.open`; the sample warehouse is built first on a first run,
+   `Building`), then `Opened`. `read_catalog()` reads the catalog (`CatalogLoaded`;
+   a cached one can be on screen before the database can run anything), and `open()`
+   waits until statements run. A failure is an `OpenFailed` or `CatalogFailed` event
+   and an `AstroError` raised; `retry_open()` tries again.
+3. **Used by the person.** `sql()` runs one guarded statement with the settings'
+   limits, under a cancel token `cancel_sql()` fires; `preview()` shows a table's
+   first rows; `shell()` runs the metadata shell, its `cd` kept. Every result joins
+   the session's log with a name (`_log()` is where a result gets it): `sql 1 · from
+   sales.orders`, `preview orders`, `df_2 · revenue by region` for the model's own
+   queries, `A1 Monthly revenue` for an answer's. `ResultAdded` says so.
+4. **Asked.** `_build_agent()` is where the agent is built, once, on first need;
+   `prepare_agent()` builds it ahead (the model client's import is the slow part:
+   `AgentReady`, or `AgentFailed` when the model cannot be used). `run(question)`
+   streams one turn's events (`agent/events.py`), naming the results the turn
+   produced; `turn()` collects them into a `Reply`; `ask()` does the same for a
+   script or a notebook. A conversation is saved after every turn;
+   `new_conversation()`, `conversations()`, `resume()`; `notes()` reads the context
+   notes the model keeps about this database. `isolated()` is a session over the
+   same database whose notes and conversations are thrown away (`astro eval`).
+5. **Exported**: `export()` writes a result as CSV, Parquet or JSON (`ExportFinished`).
+6. **Closed** by `close()` or the end of a `with` block: the person's running query
+   is stopped, the database and the model client closed; nothing outlives it.
+
+Listeners (`listen()`) receive every event in the thread that caused it: the
+opening thread, the thread that ran a query, or the event loop a turn runs on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import shutil
+import tempfile
+import threading
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from astro_tui.data.cancel import CancelToken
+from astro_tui.data.errors import DataError, TargetError
+from astro_tui.errors import AstroError, error_line
+from astro_tui.session.events import (
+    AgentFailed,
+    AgentReady,
+    Building,
+    CatalogFailed,
+    CatalogLoaded,
+    ExportFinished,
+    Opened,
+    OpenFailed,
+    QueryFailed,
+    ResultAdded,
+    SessionEvent,
+)
+from astro_tui.session.results import AskFailed, Reply, Result, ResultKind
+from astro_tui.text import one_line
+
+if TYPE_CHECKING:
+    from astro_tui.agent.conversations import ConversationInfo
+    from astro_tui.agent.events import AgentEvent, Answer, ChartSpec
+    from astro_tui.agent.history import Turn
+    from astro_tui.agent.loop import Agent
+    from astro_tui.catalog.shell import Shell, ShellResult
+    from astro_tui.config import Settings
+    from astro_tui.data.catalog_model import Catalog, Table
+    from astro_tui.data.database import Database
+    from astro_tui.data.results import QueryResult
+    from astro_tui.llm import ChatClient
+
+T = TypeVar("T")
+Listener = Callable[[SessionEvent], None]
+
+NAME_CHARS = 40
+PREVIEW_ROWS = 100
+
+
+class SessionClosed(AstroError):
+    """The session was closed; open another."""
+
+
+class ModelUnavailable(AstroError):
+    """The agent cannot be built (the model client would not load); the message says why."""
+
+
+class Session:
+    """One opened database and what is done with it (see the module docstring)."""
+
+    def __init__(
+        self,
+        targets: Sequence[str],
+        settings: Settings,
+        *,
+        state_dir: Path,
+        client: ChatClient | None = None,
+    ) -> None:
+        self.targets = [str(t) for t in targets]
+        self.settings = settings
+        self.state_dir = state_dir
+        self.db: Database | None = None
+        self.catalog: Catalog | None = None
+        self._client = client
+        self._owns_db = True
+        self._listeners: list[Listener] = []
+        self._open_lock = threading.RLock()
+        self._agent_lock = threading.Lock()
+        self._lock = threading.Lock()
+        self._agent: Agent | None = None
+        self._agent_error: str | None = None
+        self._results: list[Result] = []
+        self._logged: list[Result] = []  # what the last event of a turn added to the log
+        self._counters: dict[str, int] = {}
+        self._answers = 0
+        self._sql_cancel: CancelToken | None = None
+        self._shell: Shell | None = None
+        self._shell_lock = threading.Lock()
+        self._runner: _Runner | None = None
+        self._closed = False
+
+    @classmethod
+    def over(
+        cls, db: Database, settings: Settings, *, state_dir: Path, client: ChatClient | None = None
+    ) -> Session:
+        """A session over a database the caller opened and will close itself."""
+        session = cls([], settings, state_dir=state_dir, client=client)
+        session.db, session._owns_db = db, False
+        return session
+
+    # ------------------------------------------------------------------ events
+
+    def listen(self, listener: Listener) -> None:
+        """Call `listener` with every event from now on (see the module docstring)."""
+        self._listeners.append(listener)
+
+    def _emit(self, event: SessionEvent) -> None:
+        for listener in list(self._listeners):
+            listener(event)
+
+    # ------------------------------------------------------------------ opening
+
+    @property
+    def label(self) -> str:
+        return self.db.label if self.db is not None else ""
+
+    def open(self) -> Session:
+        """Open the database, read its catalog and wait until statements run; raises AstroError."""
+        self.database()
+        self.read_catalog()
+        self._ready()
+        return self
+
+    def database(self) -> Database:
+        """The opened database, opening it on first use."""
+        with self._open_lock:
+            if self._closed:
+                raise SessionClosed("the session is closed")
+            if self.db is None:
+                from astro_tui.data.database import Database
+
+                try:
+                    db = Database.open(self.targets, self.settings, on_build=self._building)
+                except Exception as exc:
+                    raise self._open_failed(exc) from None
+                with self._lock:  # closed while it opened (quit during a build): close it too
+                    closed = self._closed
+                    self.db = None if closed else db
+                if closed:
+                    db.close()
+                    raise SessionClosed("the session is closed")
+                self._emit(Opened(db.label))
+            return self.db
+
+    def _building(self, text: str) -> None:
+        self._emit(Building(text))
+
+    def read_catalog(self) -> Catalog:
+        """Read the catalog (again): a cached one can come before the database runs anything."""
+        from astro_tui.catalog.introspect import load_catalog
+
+        db = self.database()
+        try:
+            catalog = load_catalog(db)
+        except TargetError as exc:
+            raise self._open_failed(exc) from None
+        except Exception as exc:
+            message = f"cannot read the catalog: {error_line(exc)}"
+            self._emit(CatalogFailed(message))
+            raise DataError(message) from exc
+        self.catalog = catalog
+        self._emit(CatalogLoaded(catalog))
+        return catalog
+
+    def retry_open(self) -> None:
+        """After a failure: the server may be back, the file fixed or its lock released."""
+        if self.db is None:
+            self.open()
+        else:
+            self.read_catalog()
+            self._ready()
+
+    def _ready(self) -> None:
+        try:
+            self.database().ready()
+        except Exception as exc:
+            raise self._open_failed(exc) from None
+
+    def _open_failed(self, exc: Exception) -> AstroError:
+        """Report a failure to open in one line (`OpenFailed`); the error to raise for it."""
+        message = str(exc) if isinstance(exc, AstroError) else f"cannot open the database: {error_line(exc)}"
+        self._emit(OpenFailed(message))
+        return exc if isinstance(exc, AstroError) else TargetError(message)
+
+    def _catalog(self) -> Catalog:
+        return self.catalog if self.catalog is not None else self.read_catalog()
+
+    # ------------------------------------------------------------------ the person's queries
+
+    def sql(self, sql: str, *, cancel: CancelToken | None = None) -> Result:
+        """Run one guarded, read-only statement with the settings' limits; blocking.
+
+        `cancel_sql()` (Esc, Ctrl+C) stops it on the engine; `cancel` is the token to
+        use when the caller holds its own. The result joins the log as `sql N · …`.
+        """
+        db = self.database()
+        token = cancel or CancelToken()
+        with self._lock:
+            self._sql_cancel = token
+        failure: Exception | None = None
+        try:
+            result = db.execute(sql, cancel=token)
+        except Exception as exc:
+            failure = exc
+        finally:
+            with self._lock:
+                if self._sql_cancel is token:
+                    self._sql_cancel = None
+        if failure is not None:
+            self._emit(QueryFailed("sql", error_line(failure)))
+            raise failure if isinstance(failure, AstroError) else DataError(error_line(failure))
+        return self._log("sql", result, label=sql_title(sql))
+
+    @property
+    def sql_running(self) -> bool:
+        """A statement of the person's is running (Esc would cancel it)."""
+        return self._sql_cancel is not None
+
+    def cancel_sql(self) -> bool:
+        """Stop the person's running statement; False when none runs."""
+        with self._lock:
+            token = self._sql_cancel
+        if token is None:
+            return False
+        token.cancel()
+        return True
+
+    def preview(self, table: Table, *, limit: int = PREVIEW_ROWS) -> Result:
+        """A table's first rows, logged as `preview NAME`."""
+        from astro_tui.catalog.introspect import sample_values
+
+        try:
+            result = sample_values(self.database(), table, limit=limit)
+        except Exception as exc:
+            self._emit(QueryFailed("preview", error_line(exc)))
+            raise exc if isinstance(exc, AstroError) else DataError(error_line(exc)) from None
+        return self._log("preview", result, label=table.name)
+
+    def metadata_shell(self) -> Shell:
+        """The person's metadata shell over the catalog, built on first use (it imports the
+        grep machinery: a moment)."""
+        from astro_tui.catalog.shell import Shell
+
+        catalog = self._catalog()
+        with self._shell_lock:
+            if self._shell is None or self._shell.catalog is not catalog:
+                self._shell = Shell(catalog, self.database())
+            return self._shell
+
+    def shell(self, command: str, *, cancel: CancelToken | None = None) -> ShellResult:
+        """Run one metadata-shell command (`ls`, `cat`, `grep -ri`, …); one at a time, since
+        the working directory is state."""
+        shell = self.metadata_shell()
+        with self._shell_lock:
+            return shell.run(command, cancel=cancel)
+
+    # ------------------------------------------------------------------ the log of results
+
+    @property
+    def results(self) -> list[Result]:
+        """Every result of this session, oldest first."""
+        with self._lock:
+            return list(self._results)
+
+    def _log(
+        self,
+        kind: ResultKind,
+        result: QueryResult,
+        *,
+        label: str = "",
+        verified: bool = False,
+        sql_text: str | None = None,
+        chart: ChartSpec | None = None,
+        title: str | None = None,
+    ) -> Result:
+        """Name a result and add it to the log: a model's query or an answer keeps its label
+        (`df_2 · revenue by region`, `A1 Monthly revenue`), a preview is `preview NAME`, the
+        person's SQL is counted (`sql 3 · from sales.orders`)."""
+        label = one_line(label, NAME_CHARS) if label else ""
+        with self._lock:
+            if kind in ("tool", "answer") and label:
+                name = label
+            elif kind == "preview":
+                name = f"preview {label}".rstrip()
+            else:
+                count = self._counters[kind] = self._counters.get(kind, 0) + 1
+                name = f"{kind} {count}" + (f" · {label}" if label else "")
+            entry = Result(
+                len(self._results) + 1,
+                name,
+                kind,
+                result,
+                sql_text or result.sql,
+                verified=verified,
+                chart=chart,
+                title=title,
+            )
+            self._results.append(entry)
+        self._emit(ResultAdded(entry))
+        return entry
+
+    def _log_turn_event(self, event: AgentEvent, question: str) -> list[Result]:
+        """The results a turn's event brings: a model's query (`df_N`), or an answer's inputs
+        and chart (`A1 …`)."""
+        from astro_tui.agent.events import Answer, ToolResult
+
+        if isinstance(event, ToolResult) and event.result is not None and event.name == "run_sql":
+            sql = event.result.sql.lstrip()
+            about = sql_title(sql) if sql.startswith(("--", "/*")) else one_line(question, NAME_CHARS)
+            return [self._log("tool", event.result, label=f"{event.result_name or 'run_sql'} · {about}")]
+        if isinstance(event, Answer):
+            return self._log_answer(event)
+        return []
+
+    def _log_answer(self, answer: Answer) -> list[Result]:
+        if not answer.tables and answer.chart is None:
+            return []
+        with self._lock:
+            self._answers += 1
+            prefix = f"A{self._answers}"
+        main, chart = answer.main_result, answer.chart
+        title = answer.title or (chart.title if chart else None)
+        sql_text = (
+            answer.tables[0].sql
+            if len(answer.tables) == 1
+            else "\n\n".join(f"-- {t.name}\n{t.sql.strip().rstrip(';')};" for t in answer.tables)
+        )
+        logged: list[Result] = []
+        for table in sorted(answer.tables, key=lambda t: t.result is main):
+            label = f"{prefix} {table.name}" if len(answer.tables) > 1 else f"{prefix} {title or table.name}"
+            drawn = chart if chart is not None and table.result is chart.result else None
+            logged.append(
+                self._log(
+                    "answer",
+                    table.result,
+                    label=label,
+                    verified=answer.verified,
+                    sql_text=sql_text,
+                    chart=drawn,
+                    title=title,
+                )
+            )
+        if chart is not None and not any(r.result is chart.result for r in logged):
+            logged.append(
+                self._log(
+                    "answer",
+                    chart.result,
+                    label=f"{prefix} {title or chart.title}",
+                    verified=answer.verified,
+                    chart=chart,
+                )
+            )
+        return logged
+
+    # ------------------------------------------------------------------ the model
+
+    @property
+    def agent(self) -> Agent | None:
+        """The agent, once built."""
+        return self._agent
+
+    @property
+    def agent_error(self) -> str | None:
+        """Why the model cannot be used, once building the agent failed."""
+        return self._agent_error
+
+    @property
+    def model(self) -> str | None:
+        return self._client.model if self._client is not None else self.settings.model
+
+    def prepare_agent(self) -> Agent:
+        """Build the agent now rather than on the first question; blocking. Raises AstroError
+        when the database, its catalog or the model client cannot be had."""
+        if self._agent is not None:
+            return self._agent
+        db, catalog = self.database(), self._catalog()
+        with self._agent_lock:
+            if self._agent is not None:
+                return self._agent
+            if self._agent_error is not None:
+                raise ModelUnavailable(self._agent_error)
+            try:
+                agent = self._agent = self._build_agent(db, catalog)
+            except Exception as exc:
+                self._agent_error = one_line(getattr(exc, "message", None) or error_line(exc), 400)
+                self._emit(AgentFailed(self._agent_error))
+                raise ModelUnavailable(self._agent_error) from None
+        self._emit(AgentReady())
+        return agent
+
+    def _build_agent(self, db: Database, catalog: Catalog) -> Agent:
+        """Where the agent is built: one per session, on this database, catalog and state."""
+        if self._client is None:
+            import openai  # noqa: F401  (the import is the slow part of the first request)
+        from astro_tui.agent.loop import Agent
+
+        return Agent(db, catalog, self.settings, state_dir=self.state_dir, client=self._client)
+
+    async def run(self, question: str) -> AsyncIterator[AgentEvent]:
+        """One turn's events, ending with `Done` (see `Agent.run`); the results it produces
+        join the log as they come. Closing the iterator (or cancelling its task) stops the
+        turn: the model's stream is closed and its running query interrupted."""
+        agent = self._agent or await asyncio.to_thread(self.prepare_agent)
+        async with contextlib.aclosing(agent.run(question)) as events:
+            async for event in events:
+                self._logged = self._log_turn_event(event, question)
+                yield event
+
+    async def turn(self, question: str, on_event: Callable[[AgentEvent], None] | None = None) -> Reply:
+        """One turn, collected; `on_event` sees its progress (text, tool calls, retries, usage)."""
+        reply = Reply(question)
+        async with contextlib.aclosing(self.run(question)) as events:
+            async for event in events:
+                if reply.take(event, self._logged) and on_event is not None:
+                    on_event(event)
+        reply.conversation_id = self._agent.conversation_id if self._agent is not None else None
+        return reply
+
+    def ask(self, question: str) -> Reply:
+        """Answer one question, for a script or a notebook: blocking; raises AskFailed when the
+        turn ends without an answer (no model, the server down, a limit reached)."""
+        reply = self._run_blocking(self.turn(question))
+        if reply.answer is None:
+            failure = reply.failure()
+            raise AskFailed(failure.message, failure.kind, reply)
+        return reply
+
+    def _run_blocking(self, work: Coroutine[Any, Any, T]) -> T:
+        """Async work from synchronous code, on the session's own loop: the model client
+        lives on one loop for the session's life, and a notebook already runs a loop."""
+        if self._runner is None:
+            self._runner = _Runner()
+        return self._runner.call(work)
+
+    @property
+    def conversation_id(self) -> str | None:
+        return self._agent.conversation_id if self._agent is not None else None
+
+    def new_conversation(self) -> None:
+        """Earlier questions are forgotten (the saved conversation stays on disk)."""
+        if self._agent is not None:
+            self._agent.new_conversation()
+
+    def conversations(self) -> list[ConversationInfo]:
+        """Saved conversations about this database, newest first."""
+        from astro_tui.agent.conversations import list_conversations
+
+        return list_conversations(self.state_dir, self.database().key)
+
+    def resume(self, conversation_id: str) -> list[Turn]:
+        """Continue a saved conversation; its earlier turns, to show them."""
+        agent = self.prepare_agent()
+        agent.resume(conversation_id)
+        return agent.turns
+
+    def notes(self) -> tuple[str, Path]:
+        """The context notes the model keeps about this database, and their file."""
+        from astro_tui.agent.context_notes import ContextNotes
+
+        db = self.database()
+        notes = ContextNotes(self.state_dir, db.key, db.context_seed)
+        try:
+            return notes.read(), notes.path
+        except (OSError, UnicodeDecodeError) as exc:
+            raise AstroError(f"{notes.path}: {error_line(exc)}") from exc
+
+    @contextlib.asynccontextmanager
+    async def isolated(self) -> AsyncIterator[Session]:
+        """A session over the same database, catalog and model client whose notes and
+        conversations live in a temporary directory seeded with this session's notes:
+        a trial (one `astro eval` question) sees the person's notes, changes nothing of
+        theirs, and starts afresh."""
+        from astro_tui.agent.context_notes import notes_path
+
+        db, catalog = self.database(), self._catalog()
+        with tempfile.TemporaryDirectory(prefix="astro-eval-") as tmp:
+            trial = Session.over(db, self.settings, state_dir=Path(tmp), client=self._client)
+            trial.catalog = catalog
+            theirs = notes_path(self.state_dir, db.key)
+            if theirs.is_file():
+                mine = notes_path(trial.state_dir, db.key)
+                mine.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(theirs, mine)
+            try:
+                yield trial
+            finally:
+                await trial.aclose()
+
+    # ------------------------------------------------------------------ export
+
+    def export(self, result: Result | QueryResult, fmt: str, path: Path, *, overwrite: bool = False) -> Path:
+        """Write a result as csv, parquet or json; blocking. Raises ExportError."""
+        from astro_tui.session.export import ExportError, write_result
+
+        table = result.result.table if isinstance(result, Result) else result.table
+        try:
+            written = write_result(table, fmt, path, overwrite=overwrite)
+        except Exception as exc:
+            message = error_line(exc)
+            self._emit(ExportFinished(str(path), 0, message))
+            raise exc if isinstance(exc, AstroError) else ExportError(message) from exc
+        self._emit(ExportFinished(str(written), table.num_rows))
+        return written
+
+    # ------------------------------------------------------------------ closing
+
+    async def aclose(self) -> None:
+        """Close the model client on the running loop, then everything else (`close`)."""
+        if self._agent is not None and self._runner is None:
+            await self._agent.aclose()
+        self.close()
+
+    def close(self) -> None:
+        """Stop the person's running statement, close the model client and the database. It
+        does not wait for an open in progress: that closes what it opened when it ends."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            db = self.db if self._owns_db else None
+            runner, self._runner = self._runner, None
+        self.cancel_sql()
+        if runner is not None:
+            if self._agent is not None:
+                with contextlib.suppress(Exception):
+                    runner.call(self._agent.aclose())
+            runner.stop()
+        if db is not None:
+            db.close()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<Session {self.label or ' '.join(self.targets) or 'sample warehouse'}>"
+
+
+class _Runner:
+    """An event loop of the session's own, in a daemon thread, for its blocking methods."""
+
+    def __init__(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="astro-session", daemon=True)
+        self._thread.start()
+
+    def call(self, work: Coroutine[Any, Any, T]) -> T:
+        future = asyncio.run_coroutine_threadsafe(work, self._loop)
+        try:
+            return future.result()
+        except KeyboardInterrupt:  # Ctrl+C in a script or a notebook stops the turn too
+            future.cancel()
+            raise
+
+    def stop(self) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=5)
+        if not self._thread.is_alive():
+            self._loop.close()
+
+
+_COMMENT = re.compile(r"^\s*(?:--\s*(?P<line>[^\n]*)|/\*\s*(?P<block>.*?)\s*\*/)", re.S)
+_NAME = r"(?:\"[^\"]+\"|`[^`]+`|[\w$]+)"
+_FROM = re.compile(rf"\bfrom\s+({_NAME}(?:\s*\.\s*{_NAME})*)", re.I)
+
+
+def sql_title(sql: str, width: int = NAME_CHARS) -> str:
+    """What a query is about, for a result's name: its leading comment, else the first table
+    it reads, else its first words."""
+    match = _COMMENT.match(sql)
+    if match:
+        text = one_line(match.group("line") or match.group("block") or "", width)
+        if text:
+            return text
+    found = _FROM.search(sql)
+    if found:
+        return one_line("from " + re.sub(r"\s*\.\s*", ".", found.group(1)), width)
+    return one_line(sql, width)

@@ -1,0 +1,37 @@
+"""Work the app does ahead, so that a person's first result, chart and answer are not slow.
+
+Both run in worker threads once the catalog is on screen: imports take the
+interpreter for long stretches, and the first paint must not wait for them.
+"""
+
+from __future__ import annotations
+
+import threading
+
+AFTER_PAINT_WAIT_S = 1.0  # background imports wait this long at most for a frame to be painted
+
+
+def warm_imports(after: threading.Event) -> None:
+    """Import what the first result, chart and answer need while the user is still reading."""
+    after.wait(AFTER_PAINT_WAIT_S)
+    import pyarrow as pa
+    import rich.markdown  # noqa: F401  (model text)
+    import textual_fastdatatable.data_table  # noqa: F401
+    import textual_plotext  # noqa: F401
+
+    from astro_tui.ui.table_backend import display_backend
+    from astro_tui.ui.widgets.markdown_text import block_starts
+
+    block_starts("warm\n")
+    # Measuring a text column the first time imports pandas (a second or more).
+    display_backend(pa.table({"text": ["x"], "number": [1]}))
+    settle_heap()
+
+
+def settle_heap() -> None:
+    """Move what start-up allocated (modules, the catalog, the model client: a large heap)
+    out of the garbage collector's sight. Otherwise every full collection walks all of it,
+    about 150–300 ms with the loop stopped, every second or two while an answer streams."""
+    import gc
+
+    gc.freeze()
