@@ -21,13 +21,12 @@ import pytest
 from mcp import Client
 from mcp.types import CallToolResult
 
-from astro_tui.agent.conversations import list_conversations, load_conversation
-from astro_tui.agent.loop import Agent
+from astro_tui.agent.conversations import load_conversation
 from astro_tui.config import Settings, state_dir
-from astro_tui.mcp.backend import Backend
 from astro_tui.mcp.calls import MAX_RUNNING
 from astro_tui.mcp.server import AstroServer
 from astro_tui.mcp.shaping import CELL_CHARS, RESULT_BYTES, text_result
+from astro_tui.session import Session
 from astro_tui.ui.screens.resume import ResumeScreen
 from tests.fake_openai import FakeOpenAI
 from tests.test_security_agent import CROSS_JOIN
@@ -47,26 +46,25 @@ def watched(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return root, build_watched(root)
 
 
-def open_backend(path: Path, state: Path, **limits: Any) -> Iterator[Backend]:
-    backend = Backend.open([str(path)], Settings(**limits), state)
-    yield backend
-    backend.close()
+def open_session(path: Path, state: Path, **limits: Any) -> Iterator[Session]:
+    with Session([str(path)], Settings(**limits), state_dir=state) as session:
+        yield session.open()
 
 
 @pytest.fixture(scope="module")
-def backend(watched: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Backend]:
+def opened(watched: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
     """Limits far above any wait in these tests: what stops a query here is the client's cancel."""
-    yield from open_backend(watched[1], tmp_path_factory.mktemp("mcp-state"), query_timeout_s=600)
+    yield from open_session(watched[1], tmp_path_factory.mktemp("mcp-state"), query_timeout_s=600)
 
 
 @pytest.fixture(scope="module")
-def strict(watched: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Backend]:
-    yield from open_backend(watched[1], tmp_path_factory.mktemp("mcp-strict"), query_timeout_s=1, row_cap=10)
+def strict(watched: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
+    yield from open_session(watched[1], tmp_path_factory.mktemp("mcp-strict"), query_timeout_s=1, row_cap=10)
 
 
 @pytest.fixture
-async def server(backend: Backend) -> AsyncIterator[AstroServer]:
-    server = AstroServer(backend)
+async def server(opened: Session) -> AsyncIterator[AstroServer]:
+    server = AstroServer(opened)
     yield server
     server.close()
 
@@ -107,6 +105,10 @@ async def test_the_tool_list_is_the_six_tools_read_only_and_small(server: AstroS
         assert tool["annotations"]["openWorldHint"] is False, tool["name"]
         assert len(tool["description"]) > 80, tool["name"]
         assert "title" not in json.dumps(tool["inputSchema"]).replace('"title": {', ""), tool["name"]
+    agent_tools = server.session.tools()  # the names and arguments are the app's agent's
+    for tool in dumped:
+        properties = tool["inputSchema"].get("properties", {})
+        assert set(properties) == set(agent_tools[tool["name"]].model.model_fields), tool["name"]
     by_name = {t["name"]: t for t in dumped}
     assert "DuckDB" in by_name["run_sql"]["description"] and "600 s" in by_name["run_sql"]["description"]
     assert by_name["run_sql"]["inputSchema"]["required"] == ["sql"]
@@ -138,7 +140,7 @@ async def test_run_sql_returns_structured_rows_and_a_short_text(server: AstroSer
     assert lines[0].split() == ["id", "region", "amount"] and lines[-1] == "3 rows"
 
 
-async def test_a_cut_result_says_so_with_the_exact_total_when_it_is_cheap(strict: Backend) -> None:
+async def test_a_cut_result_says_so_with_the_exact_total_when_it_is_cheap(strict: Session) -> None:
     """The total of a plain scan is in DuckDB's metadata; any other is counted within the time
     limit (the agent's own run_sql), and stays "more than N" when it cannot be."""
     server = AstroServer(strict)
@@ -273,7 +275,7 @@ async def test_submit_result_renders_from_queries_with_their_sql(server: AstroSe
 
 
 async def test_a_long_answer_keeps_to_the_budget_and_a_cut_input_makes_it_incomplete(
-    server: AstroServer, strict: Backend
+    server: AstroServer, strict: Session
 ) -> None:
     many = await call(
         server,
@@ -369,7 +371,7 @@ async def test_the_hostile_corpus_is_refused_over_mcp_and_nothing_changes(
 # limits, concurrency, cancel -----------------------------------------------------------------------------
 
 
-async def test_a_runaway_is_stopped_by_the_time_limit_and_the_server_stays_usable(strict: Backend) -> None:
+async def test_a_runaway_is_stopped_by_the_time_limit_and_the_server_stays_usable(strict: Session) -> None:
     server = AstroServer(strict)
     try:
         async with Client(server) as client:
@@ -419,7 +421,7 @@ async def test_eight_calls_at_once_all_answer_with_a_bounded_number_running(serv
 
 def _turn_lines(server: AstroServer) -> list[str]:
     (conversation_id,) = server.conversations.conversation_ids()
-    path = server.backend.state_dir / "conversations" / f"{conversation_id}.jsonl"
+    path = server.session.state_dir / "conversations" / f"{conversation_id}.jsonl"
     return [line for line in path.read_text().splitlines() if '"type":"turn"' in line]
 
 
@@ -430,11 +432,11 @@ async def test_every_call_is_saved_as_a_conversation_the_app_can_resume(server: 
         await client.call_tool("run_sql", {"sql": "DELETE FROM sales.orders"})
     server.conversations.close()
     (conversation_id,) = server.conversations.conversation_ids()
-    backend = server.backend
-    listed = {c.id: c for c in list_conversations(backend.state_dir, backend.key)}
+    session = server.session
+    listed = {c.id: c for c in session.conversations()}
     assert listed[conversation_id].turns == 3 and listed[conversation_id].title == 'MCP shell: command="ls /"'
-    header, turns = load_conversation(backend.state_dir, conversation_id)
-    assert header["model"] == "MCP client mcp" and header["db_label"] == backend.label
+    header, turns = load_conversation(session.state_dir, conversation_id)
+    assert header["model"] == "MCP client mcp" and header["db_label"] == session.label
     assert [t.status for t in turns] == ["text", "text", "error"]
     ran = turns[1].entries[-1].message["content"]
     assert (
@@ -443,18 +445,19 @@ async def test_every_call_is_saved_as_a_conversation_the_app_can_resume(server: 
         and "1 row × 1 column (n)" in ran
     )
     assert "refused: DELETE" in turns[2].entries[-1].message["content"]
-    agent = Agent(backend.db, backend.catalog, Settings(), state_dir=backend.state_dir)
-    agent.resume(conversation_id)
-    assert (
-        len(agent.turns) == 3 and agent.messages()[-1]["content"] == turns[2].entries[-1].message["content"]
-    )
+    with Session.over(session.database(), Settings(), state_dir=session.state_dir) as resumed:
+        resumed.catalog = session.catalog
+        assert len(resumed.resume(conversation_id)) == 3
+        agent = resumed.agent
+        assert agent is not None
+        assert agent.messages()[-1]["content"] == turns[2].entries[-1].message["content"]
 
 
 async def test_the_app_resumes_an_mcp_session_and_shows_what_ran(
     shop_db: Path, fake_openai: FakeOpenAI
 ) -> None:
-    backend = Backend.open([str(shop_db)], Settings(), state_dir())
-    server = AstroServer(backend)
+    session = Session([str(shop_db)], Settings(), state_dir=state_dir()).open()
+    server = AstroServer(session)
     try:
         async with Client(server) as client:
             await client.call_tool(
@@ -463,7 +466,7 @@ async def test_the_app_resumes_an_mcp_session_and_shows_what_ran(
             await client.call_tool("run_sql", {"sql": "UPDATE sales.orders SET amount = 0"})
     finally:
         server.close()
-        backend.close()
+        session.close()
     app = make_app(shop_db, fake_openai.settings())
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)

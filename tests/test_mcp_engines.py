@@ -14,8 +14,8 @@ import pytest
 from mcp import Client
 
 from astro_tui.config import Settings
-from astro_tui.mcp.backend import Backend
 from astro_tui.mcp.server import AstroServer
+from astro_tui.session import Session
 from tests.pg_server import DATABASE, OWNER_PASSWORD, PgServer
 from tests.spark_server import TOKEN, SparkServer
 from tests.test_security_postgres import CORPUS as PG_CORPUS
@@ -29,13 +29,12 @@ from tests.waiting import wait_for, wait_for_async
 
 
 def serve(url: str, state: Path, **limits: Any) -> Iterator[AstroServer]:
-    backend = Backend.open([url], Settings(**limits), state)
-    server = AstroServer(backend)
-    try:
-        yield server
-    finally:
-        server.close()
-        backend.close()
+    with Session([url], Settings(**limits), state_dir=state) as session:
+        server = AstroServer(session.open())
+        try:
+            yield server
+        finally:
+            server.close()
 
 
 @pytest.fixture(scope="module")
@@ -129,9 +128,9 @@ async def test_postgres_runaway_stopped_by_the_time_limit_and_by_a_cancel(
 
 def test_postgres_password_is_in_no_result_instructions_or_saved_conversation(pg_mcp: AstroServer) -> None:
     pg_mcp.conversations.close()
-    saved = "".join(p.read_text() for p in (pg_mcp.backend.state_dir / "conversations").glob("*.jsonl"))
+    saved = "".join(p.read_text() for p in (pg_mcp.session.state_dir / "conversations").glob("*.jsonl"))
     assert saved and "pg_sleep" in saved
-    for text in (saved, pg_mcp.instructions or "", pg_mcp.backend.label):
+    for text in (saved, pg_mcp.instructions or "", pg_mcp.session.label):
         assert OWNER_PASSWORD not in text
 
 
@@ -161,4 +160,4 @@ async def test_spark_result_corpus_and_cancel(spark_mcp: AstroServer, spark_serv
         assert after.structured_content is not None and after.structured_content["rows"] == [[200]]
     assert spark_server.fingerprint() == before
     assert not any(p.exists() for p in AIMED_AT)
-    assert TOKEN not in str(spark_mcp.backend.label)
+    assert TOKEN not in str(spark_mcp.session.label)

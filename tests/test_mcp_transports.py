@@ -162,10 +162,22 @@ async def test_http_end_to_end_and_dns_rebinding_refused(http_server: str, tmp_p
     assert post(http_server, {"origin": "https://evil.example"}).status_code == 403
     assert post(http_server, {"host": f"evil.example:{port}"}).status_code == 421
     assert post(http_server, {"origin": f"http://localhost:{port}"}).status_code != 403
-    # two legacy sessions (each with its Mcp-Session-Id): two saved conversations
-    for n in (1, 2):
-        async with connected(http_server, mode="legacy") as client:
-            await client.call_tool("run_sql", {"sql": f"SELECT {n} AS n"})
+    # two legacy clients at once (each with its Mcp-Session-Id): each its own `cd`, both served
+    # while the other's statement runs, and two saved conversations
+    async with connected(http_server, mode="legacy") as one, connected(http_server, mode="legacy") as two:
+        await one.call_tool("shell", {"command": "cd /sales"})
+        results: dict[int, Any] = {}
+
+        async def count(n: int, client: Any) -> None:
+            sql = f"SELECT {n} AS n, count(*) AS c FROM range(2000000) a, range(3) b"
+            results[n] = await client.call_tool("run_sql", {"sql": sql})
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(count, 1, one)
+            group.start_soon(count, 2, two)
+        assert [results[n].structured_content["rows"] for n in (1, 2)] == [[[1, 6000000]], [[2, 6000000]]]
+        assert (await two.call_tool("shell", {"command": "pwd"})).content[0].text.strip() == "/"  # type: ignore[union-attr]
+        assert (await one.call_tool("shell", {"command": "pwd"})).content[0].text.strip() == "/sales"  # type: ignore[union-attr]
     wait_for(lambda: len(list((tmp_path / "state" / "conversations").glob("*.jsonl"))) == 3)
 
 

@@ -20,7 +20,8 @@ from typing import TypeVar
 
 import anyio
 
-from astro_tui.mcp.backend import TURN_CANCEL, CancelToken
+from astro_tui.agent.tools.context import TURN_CANCEL
+from astro_tui.data.cancel import CancelToken
 
 T = TypeVar("T")
 

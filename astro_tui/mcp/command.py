@@ -1,6 +1,8 @@
 """`astro mcp TARGET…`: serve astro's tools to another agent, over stdio or streamable HTTP.
 
-The data is opened before anything is served: a target that cannot be opened
+A front end of a `Session`, like every other: the settings and the state
+directory are read here once, and the session opens the targets (of every kind
+`astro` takes) and reads their catalog before anything is served: a target that cannot be opened
 is one line on stderr and exit code 2, so the client's log says why at once.
 Stdout belongs to the protocol on stdio; everything astro says goes to stderr.
 Only `click` is imported here, so `astro --help` does not pay for the SDK.
@@ -11,9 +13,12 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
+
+if TYPE_CHECKING:
+    from astro_tui.session import Session
 
 EXIT_USAGE = 2
 
@@ -49,8 +54,9 @@ def mcp(
     Tools: shell, show_table, search_metadata, run_sql, submit_result, read_context.
     """
     from astro_tui.config import ConfigError, load_settings, state_dir
-    from astro_tui.data.errors import DataError
+    from astro_tui.errors import AstroError
     from astro_tui.mcp import http
+    from astro_tui.session import Building, Session
 
     flags = {"query_timeout_s": timeout, "row_cap": max_rows, "memory_limit": memory_limit}
     try:
@@ -68,26 +74,26 @@ def mcp(
     except http.HttpSetupError as exc:
         _fail(str(exc))
 
-    from astro_tui.mcp.backend import Backend
-
     signal.signal(signal.SIGTERM, _terminated)
+    session = Session(list(targets), settings, state_dir=state_dir())
+    session.listen(lambda event: click.echo(event.text, err=True) if isinstance(event, Building) else None)
     try:
-        backend = Backend.open(targets, settings, state_dir(), on_progress=lambda m: click.echo(m, err=True))
-    except DataError as exc:
-        _fail(str(exc))
-    try:
+        try:
+            session.open()
+        except AstroError as exc:
+            _fail(str(exc))
         if address is not None:
             try:
                 listener = http.listen(address)
             except http.HttpSetupError as exc:
                 _fail(str(exc))
-            _serve_http(backend, address, listener, token)
+            _serve_http(session, address, listener, token)
         else:
-            _serve_stdio(backend)
+            _serve_stdio(session)
     except KeyboardInterrupt:
         pass
     finally:
-        backend.close()
+        session.close()
 
 
 def _terminated(signum: int, frame: object) -> NoReturn:
@@ -95,20 +101,20 @@ def _terminated(signum: int, frame: object) -> NoReturn:
     raise SystemExit(128 + signum)
 
 
-def _serve_stdio(backend: Any) -> None:
+def _serve_stdio(session: Session) -> None:
     import anyio
 
     from astro_tui.mcp.server import AstroServer
 
-    server = AstroServer(backend)
-    click.echo(f"astro mcp: serving {backend.label} over stdio", err=True)
+    server = AstroServer(session)
+    click.echo(f"astro mcp: serving {session.label} over stdio", err=True)
     try:
         anyio.run(server.run_stdio_async)
     finally:
         server.close()
 
 
-def _serve_http(backend: Any, address: Any, listener: Any, token: str | None) -> None:
+def _serve_http(session: Session, address: Any, listener: Any, token: str | None) -> None:
     import anyio
     import uvicorn
 
@@ -119,7 +125,7 @@ def _serve_http(backend: Any, address: Any, listener: Any, token: str | None) ->
     auth: dict[str, Any] = {}
     if token is not None:
         auth = {"token_verifier": http.BearerToken(token), "auth": http.auth_settings(address, port)}
-    server = AstroServer(backend, **auth)
+    server = AstroServer(session, **auth)
     app = server.streamable_http_app(
         streamable_http_path=http.PATH,
         transport_security=http.transport_security(address, port),
@@ -128,7 +134,7 @@ def _serve_http(backend: Any, address: Any, listener: Any, token: str | None) ->
     config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=2)
     guard = "bearer token required" if token is not None else "this machine only"
     click.echo(
-        f"astro mcp: serving {backend.label} at http://{address.netloc(port)}{http.PATH} ({guard})", err=True
+        f"astro mcp: serving {session.label} at http://{address.netloc(port)}{http.PATH} ({guard})", err=True
     )
     try:
         anyio.run(lambda: uvicorn.Server(config).serve(sockets=[listener]))

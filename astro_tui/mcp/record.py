@@ -19,8 +19,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from astro_tui.agent.conversations import new_conversation_id
+from astro_tui.agent.history import Entry, Turn
+from astro_tui.session import Session
 from astro_tui.text import inert
-from astro_tui.mcp.backend import Backend, Entry, Turn, new_conversation_id
 
 log = logging.getLogger("astro.mcp")
 
@@ -62,8 +64,8 @@ class Conversations:
     rewritten whole (the format has a header that counts the turns), so after `MAX_TURNS` calls the
     session continues in a new one."""
 
-    def __init__(self, backend: Backend) -> None:
-        self._backend = backend
+    def __init__(self, session: Session) -> None:
+        self._session = session
         self._open: dict[str, _Conversation] = {}
         self._all: list[tuple[str, _Conversation]] = []
         self._lock = threading.Lock()
@@ -99,8 +101,8 @@ class Conversations:
             conversation.scheduled = False
             turns = list(conversation.turns)
         try:
-            self._backend.save_conversation(
-                conversation.id, turns, created=conversation.created, client=conversation.client
+            self._session.save_conversation(
+                conversation.id, turns, created=conversation.created, by=conversation.client
             )
         except OSError as exc:
             if not self._warned:

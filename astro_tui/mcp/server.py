@@ -22,11 +22,11 @@ from mcp.types import CLIENT_INFO_META_KEY, CallToolResult
 
 from astro_tui import __version__
 from astro_tui.agent.registry import ToolRegistry
-from astro_tui.mcp.backend import Backend
 from astro_tui.mcp.calls import Calls
 from astro_tui.mcp.record import CallRecord, Conversations
 from astro_tui.mcp.shaping import one_line
 from astro_tui.mcp.tools import CURRENT, AstroTools, CurrentCall
+from astro_tui.session import Session
 
 log = logging.getLogger("astro.mcp")
 
@@ -38,11 +38,12 @@ when they were cut."""
 
 
 class AstroServer(MCPServer):
-    def __init__(self, backend: Backend, *, calls: Calls | None = None, **kwargs: Any) -> None:
-        self.backend = backend
+    def __init__(self, session: Session, *, calls: Calls | None = None, **kwargs: Any) -> None:
+        """Serve an opened session (`Session.open()`); closing the server leaves it open."""
+        self.session = session
         self.calls = calls or Calls()
-        self.tools = AstroTools(backend, self.calls)
-        self.conversations = Conversations(backend)
+        self.tools = AstroTools(session, self.calls)
+        self.conversations = Conversations(session)
         self._checks = ToolRegistry()
         tools = []
         for served in self.tools.served():
@@ -61,7 +62,9 @@ class AstroServer(MCPServer):
         super().__init__(
             name="astro",
             version=__version__,
-            instructions=INSTRUCTIONS.format(label=one_line(backend.label), dialect=backend.dialect),
+            instructions=INSTRUCTIONS.format(
+                label=one_line(session.label), dialect=session.database().dialect.name
+            ),
             log_level="WARNING",
             tools=tools,
             **kwargs,

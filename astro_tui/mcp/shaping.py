@@ -21,9 +21,9 @@ from pydantic import BaseModel
 
 from astro_tui.agent.events import Answer
 from astro_tui.agent.formatting import sql_type
-from astro_tui.text import UNSAFE_RE2, inert
 from astro_tui.data.results import QueryResult
 from astro_tui.data.text_table import format_table, json_safe
+from astro_tui.text import UNSAFE_RE2, inert
 
 RESULT_BYTES = 40_000
 """The most a tool result may hold, structured part and text together (about 10k tokens)."""

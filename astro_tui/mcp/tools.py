@@ -1,11 +1,12 @@
 """The six tools astro serves, described for the model that will call them.
 
-Each is a thin wrapper over the agent's own tool (`agent/tools/*`, bound per
-MCP session by the backend): the work runs through `Calls` (a worker, a bounded
-number at a time, stopped when the client cancels), failures become one line,
-and results are shaped for an outside agent (`shaping.py`). Every tool only
-reads: the metadata, the notes, or the data through the guarded, limited path.
-The names and arguments are a contract shared with the app's agent.
+Each is a thin wrapper over the agent's own tool, of the set the session lends
+each MCP session (`Session.tools()`: its own `cd`, search index, workspace):
+the work runs through `Calls` (a worker, a bounded number at a time, stopped
+when the client cancels), failures become one line, and results are shaped
+for an outside agent (`shaping.py`). Every tool only reads: the metadata, the
+notes, or the data through the guarded, limited path. The names and arguments
+are a contract shared with the app's agent.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from typing import Annotated, Any, TypeVar
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
-from astro_tui.mcp.backend import TOOL_FAILURES, Backend, Toolset
+from astro_tui.agent.registry import ToolRegistry
+from astro_tui.errors import AstroError
 from astro_tui.mcp.calls import Calls
 from astro_tui.mcp.record import CallRecord
 from astro_tui.mcp.shaping import (
@@ -34,6 +36,7 @@ from astro_tui.mcp.shaping import (
     text_result,
     verified_answer,
 )
+from astro_tui.session import Session
 
 T = TypeVar("T")
 
@@ -61,52 +64,48 @@ def _first_line(text: str, limit: int = 200) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Served:
-    """One tool: the agent's tool it serves (`part` of the Toolset, same name), how its result is
-    shaped for an outside agent, and the return annotation that publishes the output schema."""
+    """One tool: the agent's tool of the same name it serves, how its result is shaped for an
+    outside agent, and the return annotation that publishes the output schema."""
 
     name: str
-    part: str
     title: str
     description: str
     returns: Any = str
 
 
 class AstroTools:
-    def __init__(self, backend: Backend, calls: Calls) -> None:
-        self.backend = backend
+    def __init__(self, session: Session, calls: Calls) -> None:
+        self.session = session
         self.calls = calls
-        self._toolsets: OrderedDict[str, Toolset] = OrderedDict()
+        self._signatures = session.tools()
+        """A set never run: its tools' signatures are the served tools' arguments."""
+        self._toolsets: OrderedDict[str, ToolRegistry] = OrderedDict()
 
     def served(self) -> list[Served]:
         """The tools in the order a model uses them."""
-        settings = self.backend.settings
+        settings = self.session.settings
         limits = f"{settings.query_timeout_s:g} s, {settings.row_cap:,} rows, {RESULT_BYTES // 1000} kB"
-        run_sql = RUN_SQL.format(dialect=self.backend.dialect, limits=limits)
+        run_sql = RUN_SQL.format(dialect=self.session.database().dialect.name, limits=limits)
         return [
-            Served("read_context", "notes", "Read notes", READ_CONTEXT),
-            Served("shell", "explore", "Metadata shell", SHELL),
-            Served("search_metadata", "explore", "Search metadata", SEARCH_METADATA),
-            Served("show_table", "explore", "Show tables", SHOW_TABLE),
-            Served("run_sql", "sql", "Run SQL", run_sql, Annotated[CallToolResult, SqlResult]),
+            Served("read_context", "Read notes", READ_CONTEXT),
+            Served("shell", "Metadata shell", SHELL),
+            Served("search_metadata", "Search metadata", SEARCH_METADATA),
+            Served("show_table", "Show tables", SHOW_TABLE),
+            Served("run_sql", "Run SQL", run_sql, Annotated[CallToolResult, SqlResult]),
             Served(
-                "submit_result",
-                "output",
-                "Verified answer",
-                SUBMIT_RESULT,
-                Annotated[CallToolResult, VerifiedAnswer],
+                "submit_result", "Verified answer", SUBMIT_RESULT, Annotated[CallToolResult, VerifiedAnswer]
             ),
         ]
 
     def function(self, served: Served) -> Callable[..., Any]:
         """An async function with the agent tool's own signature (its arguments are the contract),
         which runs that tool for the calling MCP session and shapes what it returns."""
-        prototype = getattr(getattr(self.backend.toolset(), served.part), served.name)
+        prototype = self._signatures[served.name].func
         signature = inspect.signature(prototype, eval_str=True).replace(return_annotation=served.returns)
         shape = getattr(self, f"_shape_{served.name}", self._shape_text)
 
         async def tool(**arguments: Any) -> Any:
-            toolset = self._toolset()
-            method = getattr(getattr(toolset, served.part), served.name)
+            method = self._toolset()[served.name].func
             return shape(await self._run(lambda: method(**arguments)))
 
         tool.__name__ = tool.__qualname__ = served.name
@@ -154,12 +153,12 @@ class AstroTools:
     def _current(self) -> CurrentCall | None:
         return CURRENT.get()
 
-    def _toolset(self) -> Toolset:
+    def _toolset(self) -> ToolRegistry:
         call = self._current()
         session = call.session if call is not None else ""
         toolset = self._toolsets.get(session)
         if toolset is None:
-            toolset = self._toolsets[session] = self.backend.toolset()
+            toolset = self._toolsets[session] = self.session.tools()
             while len(self._toolsets) > MAX_SESSIONS:
                 self._toolsets.popitem(last=False)
         else:
@@ -169,7 +168,7 @@ class AstroTools:
     async def _run(self, work: Callable[[], T]) -> T:
         try:
             return await self.calls.run(work)
-        except TOOL_FAILURES as exc:
+        except AstroError as exc:
             raise ToolError(one_line(str(exc) or type(exc).__name__)) from None
 
 
