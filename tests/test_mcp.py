@@ -116,6 +116,35 @@ async def test_the_tool_list_is_the_six_tools_read_only_and_small(server: AstroS
     assert by_name["submit_result"]["inputSchema"]["required"] == ["inputs", "template"]
 
 
+# targets ---------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["glob", "named"])
+async def test_files_globs_and_named_connections_are_served(tmp_path: Path, kind: str) -> None:
+    """The session opens what `astro` opens: here a glob of CSV files, and a named connection
+    (`@NAME`) to a data file."""
+    for i in (1, 2):
+        (tmp_path / f"part{i}.csv").write_text("id,amount\n" + "".join(f"{i}{j},{j}\n" for j in range(3)))
+    target, settings, table = {
+        "glob": (str(tmp_path / "part*.csv"), Settings(), "main.part"),
+        "named": ("@shop", Settings(connections={"shop": str(tmp_path / "part2.csv")}), "main.part2"),
+    }[kind]
+    with Session([target], settings, state_dir=tmp_path / "state") as session:
+        server = AstroServer(session.open())
+        try:
+            listed = await call(server, "shell", {"command": "ls /main"})
+            counted = await call(
+                server, "run_sql", {"sql": f"SELECT count(*) AS n, sum(amount) AS s FROM {table}"}
+            )
+        finally:
+            server.close()
+    assert table.split(".")[1] + ".table" in text(listed)
+    assert counted.structured_content is not None
+    assert counted.structured_content["rows"] == (
+        [[6, "6"]] if kind == "glob" else [[3, "3"]]
+    )  # HUGEINT: text
+
+
 # results ---------------------------------------------------------------------------------------------------
 
 
