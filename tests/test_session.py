@@ -96,9 +96,10 @@ def test_tools_lent_to_an_outside_agent_and_its_saved_conversation(shop_db: Path
         conversation_id = new_conversation_id()
         session.save_conversation(conversation_id, [turn], created="2026-01-02T03:04:05", by="MCP client x")
         assert [c.id for c in session.conversations()] == [conversation_id]
-        header, turns = load_conversation(tmp_path, conversation_id)
+    session.save_conversation(conversation_id, [turn, turn], created="2026-01-02T03:04:05", by="MCP client x")
+    header, turns = load_conversation(tmp_path, conversation_id)
     assert header["model"] == "MCP client x" and header["db_label"] == session.label
-    assert [t.question for t in turns] == ["MCP run_sql: SELECT 1"]
+    assert [t.question for t in turns] == ["MCP run_sql: SELECT 1"] * 2, "saved after the close too"
 
 
 def test_a_target_that_cannot_be_opened_is_one_line(tmp_path: Path) -> None:

@@ -551,10 +551,11 @@ class Session:
     def save_conversation(self, conversation_id: str, turns: list[Turn], *, created: str, by: str) -> Path:
         """Save a conversation a front end kept itself (an outside agent's calls, one turn each)
         beside the agent's, in the same format, so `/resume` lists it for this database; `by`
-        stands where the model's name goes. Atomic; raises OSError."""
+        stands where the model's name goes. Atomic; raises OSError. Also once the session is
+        closed: a call that ended as its server shut down is still kept."""
         from astro_tui.agent.conversations import save_conversation
 
-        db = self.database()
+        db = self.db if self.db is not None else self.database()
         return save_conversation(
             self.state_dir,
             conversation_id,
