@@ -438,5 +438,10 @@ def _number(value: str, kind: type) -> Any:
         _fail(f"'{value}' is not a number", EXIT_USAGE)
 
 
+from astro_tui.mcp.command import mcp as _mcp  # noqa: E402  (the command lives in its package)
+
+main.add_command(_mcp)
+
+
 if __name__ == "__main__":
     main()
