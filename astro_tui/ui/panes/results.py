@@ -99,6 +99,7 @@ class ResultsPane(Vertical):
         self.current: ResultEntry | None = None
         self._backends: dict[int, Any] = {}
         self.table_widget: Any = None
+        self._cell: tuple[int, int, str | None] | None = None  # a traced value's cell, to select
 
     def compose(self) -> ComposeResult:
         yield Select[int]([], prompt="no results yet", allow_blank=True, id="result-picker")
@@ -342,6 +343,27 @@ class ResultsPane(Vertical):
         )
         self.table_widget = table
         holder.mount(table)
+        self.call_after_refresh(self._select_cell)
+
+    def select_cell(self, result: QueryResult, row: int, column: str | None) -> bool:
+        """Show the cell a traced value came from: its result, in the table, the cursor on it."""
+        entry = next((e for e in self.entries if e.result is result), None)
+        if entry is None:
+            return False
+        self._cell = (entry.id, row, column)
+        if entry is not self.current:
+            self.show(entry)
+        self.activate("tab-table")
+        self._select_cell()
+        return True
+
+    def _select_cell(self) -> None:
+        table, entry, cell = self.table_widget, self.current, self._cell
+        if table is None or entry is None or cell is None or cell[0] != entry.id or not table.is_attached:
+            return
+        self._cell = None
+        columns = entry.result.columns
+        table.move_cursor(row=cell[1], column=columns.index(cell[2]) if cell[2] in columns else None)
 
     def activate(self, tab: str) -> None:
         """Show a tab; if this pane had the focus, keep it here (the focused widget may be in
