@@ -179,7 +179,7 @@ class ResultsPane(Vertical):
         if entry is not None and entry is not self.current:
             self.show(entry)
 
-    def _show_status(self, entry: ResultEntry) -> None:
+    def _show_status(self, entry: ResultEntry, traced: str = "") -> None:
         result = entry.result
         status = inert_text(entry.name, "bold", keep_newlines=False)
         status.append(f" · {result_status(self, result)}")
@@ -187,6 +187,8 @@ class ResultsPane(Vertical):
             status.append(" · ✓ verified", "bold")
         if result.truncated:
             status.append(f" · cut at the {result.row_count:,}-row cap (--max-rows)", "italic")
+        if traced:
+            status.append(f" · ▸ {traced}", "bold")
         self.query_one("#result-status", Static).update(status, layout=False)
         self.border_subtitle = counted(len(self.entries), "result")
 
@@ -364,6 +366,9 @@ class ResultsPane(Vertical):
         self._cell = None
         columns = entry.result.columns
         table.move_cursor(row=cell[1], column=columns.index(cell[2]) if cell[2] in columns else None)
+        self._show_status(
+            entry, f"row {cell[1]}" + (f" · {inert(cell[2], keep_newlines=False)}" if cell[2] else "")
+        )
 
     def activate(self, tab: str) -> None:
         """Show a tab; if this pane had the focus, keep it here (the focused widget may be in

@@ -266,10 +266,7 @@ class TracedAnswer(Vertical):
     # ------------------------------------------------------------------ what the note says
 
     def _hint(self) -> Text:
-        return Text(
-            f"f8 traces its {len(self.spans)} values to query, row and column (or click one)",
-            style="dim",
-        )
+        return Text("f8 or a click: where each value comes from", style="dim")
 
     def _trace(self, span: Span) -> RenderableType:
         head = Text(f"▸ {(self.index or 0) + 1}/{len(self.spans)} ", style="bold")
