@@ -295,10 +295,11 @@ class DuckDBEngine(Engine):
 
     def check(self, sql: str, *, timeout: float | None = None) -> str:
         """A first pass, here, while no worker is ready (`astro sql`, the app's first moments):
-        a short statement (bounded in length, so in the cost of its parse: ~100 ms for the
+        a short statement (bounded in length, and in the cost of its parse by leaving to the
+        worker the forms DuckDB's parser multiplies, `guard.cheap_to_parse`: ~100 ms for the
         worst of a dozen shapes of 2,000 characters at load 8; a TPC-H query is under 900) is
         refused at once for anything no database file could excuse, with no worker to start
-        or wait for. Anything longer, or with a worker ready, is parsed only in the worker.
+        or wait for. Anything else, or with a worker ready, is parsed only in the worker.
 
         The verdict is `run`'s: the statement is checked again in the worker, where the file
         is open (names resolved as DuckDB resolves them, `resolved.py`), within the same
@@ -307,7 +308,7 @@ class DuckDBEngine(Engine):
         from astro_tui.data.engines.duckdb import guard
 
         check_length(sql)  # before it is parsed or sent anywhere
-        if len(sql) > _FIRST_PASS_CHARS or self._pool.has_ready_worker():
+        if len(sql) > _FIRST_PASS_CHARS or self._pool.has_ready_worker() or not guard.cheap_to_parse(sql):
             return sql
         return guard.check(sql, database=guard.LATER)
 

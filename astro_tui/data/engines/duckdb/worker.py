@@ -181,7 +181,7 @@ def main() -> None:
             if "warm" in request:
                 write_frame(stdout, {"ok": True})
             else:
-                _answer_statement(cursor, trusted, request, setup, definitions, stdout)
+                _answer_statement(cursor, request, setup, definitions, stdout)
         except duckdb.Error as exc:
             write_frame(stdout, {"ok": False, "message": engine_message(exc)})
         except Exception as exc:  # one answer, never a crash the parent reads as "out of memory?"
@@ -216,7 +216,6 @@ def _warm(cursor: Any, trusted: Any, setup: dict[str, Any]) -> Any:
 
 def _answer_statement(
     cursor: Any,
-    trusted: Any,
     request: dict[str, Any],
     setup: dict[str, Any],
     definitions: Any,
@@ -265,7 +264,7 @@ def _answer_statement(
                 for kept in held:
                     writer.write_batch(kept)
                 held = []
-        total = _total(trusted, statement, setup) if rows.truncated else None
+        total = _total(cursor, statement, setup) if rows.truncated else None
         if writer is not None:
             writer.close()
             sink.close()
@@ -295,12 +294,12 @@ def _answer_statement(
     stdout.flush()
 
 
-def _total(trusted: Any, statement: str, setup: dict[str, Any]) -> int | None:
-    """On a cursor of its own (the statement's is still open on its reader), the built-ins
-    first: the file's `count_star` macro must not answer for `count(*)`."""
+def _total(cursor: Any, statement: str, setup: dict[str, Any]) -> int | None:
+    """On a cursor of its own (the statement's is still open on its reader) that resolves the
+    table as the statement did; `fetch.total_rows` names DuckDB's own functions in full."""
     from astro_tui.data.engines.duckdb import fetch
 
-    counting = trusted()
+    counting = cursor()
     try:
         return fetch.total_rows(counting, statement, setup.get("view_rows", {}))
     finally:
