@@ -8,7 +8,6 @@ traceback.
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -101,6 +100,9 @@ def _model_options(func: Callable[..., Any]) -> Callable[..., Any]:
 def _limit_options(func: Callable[..., Any]) -> Callable[..., Any]:
     func = click.option("--timeout", type=float, help="Query time limit in seconds (default 30).")(func)
     func = click.option("--max-rows", type=int, help="Row cap for results (default 100,000).")(func)
+    func = click.option(
+        "--memory-limit", help="Memory a DuckDB statement may use, e.g. 500MB (default 4GB)."
+    )(func)
     return func
 
 
@@ -233,7 +235,7 @@ def sql(sql: str | None, targets: tuple[str, ...], sql_file: str | None, fmt: st
     elif sql == "-":
         sql = _read_statement("-")
     settings = _settings(**flags)
-    session = _session(targets, settings)
+    session = _session(targets, settings, one_shot=True)
     try:
         result = _interruptible(lambda cancel: session.sql(sql, cancel=cancel)).result
     except AstroError as exc:
@@ -291,6 +293,8 @@ def shell(command: str, targets: tuple[str, ...]) -> None:
 def ask(question: str, targets: tuple[str, ...], json_output: bool, **flags: Any) -> None:
     """Answer QUESTION about TARGETS in one headless turn: progress on stderr, answer on stdout."""
     settings = _settings(**flags)
+    import asyncio
+
     from astro_tui.headless.ask import run_ask
     from astro_tui.llm.errors import model_not_configured_message
 
@@ -323,6 +327,8 @@ def eval_command(questions: str | None, targets: tuple[str, ...], json_output: b
     1 when a gold query failed, 2 for an unusable file or model.
     """
     settings = _settings(**flags)
+    import asyncio
+
     from astro_tui.errors import AstroError
     from astro_tui.headless.eval_report import EvalProgress, format_json, format_summary
     from astro_tui.headless.evaluation import (

@@ -37,9 +37,11 @@ class Database:
         settings: Settings,
         *,
         on_build: Callable[[str], None] | None = None,
+        one_shot: bool = False,
     ) -> Database:
-        """Open the given targets, or the sample warehouse when none are given."""
-        return cls(open_engine(specs, settings, on_build=on_build), settings)
+        """Open the given targets, or the sample warehouse when none are given. `one_shot`: this
+        process runs one command and ends, and a limit may end it (`open_engine`)."""
+        return cls(open_engine(specs, settings, on_build=on_build, one_shot=one_shot), settings)
 
     @property
     def label(self) -> str:

@@ -42,7 +42,6 @@ opening thread, the thread that ran a query, or the event loop a turn runs on.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import re
 import shutil
@@ -109,8 +108,12 @@ class Session:
         *,
         state_dir: Path,
         client: ChatClient | None = None,
+        one_shot: bool = False,
     ) -> None:
         self.targets = [str(t) for t in targets]
+        self.one_shot = one_shot
+        """A command that runs once and ends (`astro sql`): the database may run statements in
+        this process, and a limit then ends the process (`Database.open`)."""
         self.settings = settings
         self.state_dir = state_dir
         self.db: Database | None = None
@@ -174,7 +177,9 @@ class Session:
                 from astro_tui.data.database import Database
 
                 try:
-                    db = Database.open(self.targets, self.settings, on_build=self._building)
+                    db = Database.open(
+                        self.targets, self.settings, on_build=self._building, one_shot=self.one_shot
+                    )
                 except Exception as exc:
                     raise self._open_failed(exc) from None
                 with self._lock:  # closed while it opened (quit during a build): close it too
@@ -444,6 +449,8 @@ class Session:
         """One turn's events, ending with `Done` (see `Agent.run`); the results it produces
         join the log as they come. Closing the iterator (or cancelling its task) stops the
         turn: the model's stream is closed and its running query interrupted."""
+        import asyncio  # not at import: `astro sql` never needs it
+
         agent = self._agent or await asyncio.to_thread(self.prepare_agent)
         async with contextlib.aclosing(agent.run(question)) as events:
             async for event in events:
@@ -622,11 +629,15 @@ class _Runner:
     """An event loop of the session's own, in a daemon thread, for its blocking methods."""
 
     def __init__(self) -> None:
+        import asyncio
+
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="astro-session", daemon=True)
         self._thread.start()
 
     def call(self, work: Coroutine[Any, Any, T]) -> T:
+        import asyncio
+
         future = asyncio.run_coroutine_threadsafe(work, self._loop)
         try:
             return future.result()
