@@ -111,7 +111,9 @@ _SESSION = {
 (Spark runs a `BEGIN … END` block while it analyzes it), no file reads by format name
 (`csv.`/path``), plans printed whole, and strings, quotes and identifiers read as sqlglot reads them."""
 _REQUIRED = ("spark.sql.scripting.enabled", "spark.sql.runSQLOnFiles", "spark.sql.debug.maxToStringFields")
-_LOCATION = re.compile(r"(Location: \w+)(\(\d+ paths?\))?\[[^\]\n]*\]")
+_LOCATION = re.compile(r"(Location: \w+)(\(\d+ paths?\))?( ?)\[[^\]\n]*+\]?")
+"""`InMemoryFileIndex(1 paths)[…]` (EXPLAIN) or `InMemoryFileIndex […]` (EXPLAIN FORMATTED); a list
+without its `]` is hidden to the end of the line, so every try matches and the work is linear."""
 
 
 def _client() -> tuple[Any, Any]:
@@ -509,7 +511,7 @@ def _redacted(table: pa.Table) -> pa.Table:
     """EXPLAIN's plan text without the file lists of its scans (`Location: InMemoryFileIndex(1 paths)[…]`):
     storage paths are the deployment's, not the data's."""
     columns = [
-        pa.array([None if v is None else _LOCATION.sub(r"\1\2[…]", v) for v in column.to_pylist()])
+        pa.array([None if v is None else _LOCATION.sub(r"\1\2\3[…]", v) for v in column.to_pylist()])
         if pa.types.is_string(column.type)
         else column
         for column in table.columns
