@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pwd
 import signal
 import subprocess
 import sys
@@ -72,6 +73,20 @@ def test_leak_explain_formatted_shows_no_storage_path(spark: Database, spark_ser
         plan = "\n".join(str(r[0]) for r in spark.execute(sql).rows())
         assert "Location: InMemoryFileIndex" in plan, plan
         assert str(spark_server.warehouse) not in plan and "file:" not in plan, plan
+
+
+def test_leak_current_user_does_not_name_the_servers_account(spark_server: SparkServer) -> None:
+    """Not fixed. `current_user()`, `user()` and `session_user()` pass both gates and return the
+    account the Spark server runs as (`root` here), whatever user the client names (`user_id=…`):
+    the issue counted `${system:user.name}` as a leak, and this is the same name. Refusing them
+    (verdict.OUTSIDE) would also refuse views that filter on `current_user()`: the lead's call."""
+    account = pwd.getpwuid(os.geteuid()).pw_name  # the suite's server runs as the suite's user
+    with Database.open([spark_server.url + ";user_id=analyst"], Settings()) as db:
+        try:
+            shown = repr(db.execute("SELECT current_user() AS u, user() AS v, session_user() AS w").rows())
+        except DataError as exc:
+            shown = str(exc)
+    assert account not in shown, shown
 
 
 # legit ------------------------------------------------------------------------------------------------
