@@ -7,8 +7,6 @@ one line on stderr and a non-zero exit, never a traceback.
 from __future__ import annotations
 
 import asyncio
-import csv
-import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -213,8 +211,7 @@ def sql(sql: str | None, targets: tuple[str, ...], sql_file: str | None, fmt: st
     SQL may be `-` to read the statement from standard input, as with `-f -`.
     """
     from astro_tui.data.errors import DataError
-    from astro_tui.data.inert import json_inert
-    from astro_tui.data.text_table import format_table, inert, json_safe
+    from astro_tui.data.text_table import write_csv, write_json, write_table
 
     if sql_file is not None:
         targets = (sql, *targets) if sql is not None else targets
@@ -231,23 +228,12 @@ def sql(sql: str | None, targets: tuple[str, ...], sql_file: str | None, fmt: st
         _fail(str(exc))
     finally:
         db.close()
-    if fmt == "table":
-        click.echo(format_table(result, max_rows=settings.row_cap))
+    if fmt == "table":  # each a batch of rows at a time: printing holds one batch
+        write_table(result, sys.stdout, max_rows=settings.row_cap)
     elif fmt == "csv":
-        writer = csv.writer(sys.stdout, lineterminator="\n")
-        writer.writerow([inert(c, keep_newlines=False) for c in result.columns])
-        for row in result.rows():
-            writer.writerow(["" if v is None else inert(str(v)) for v in row])
+        write_csv(result, sys.stdout)
     else:
-        payload = {
-            "columns": result.columns,
-            "rows": [[json_safe(v) for v in row] for row in result.rows()],
-            "row_count": result.row_count,
-            "truncated": result.truncated,
-            "elapsed_ms": round(result.elapsed_ms, 3),
-            "sql": result.sql,
-        }
-        click.echo(json_inert(json.dumps(payload, ensure_ascii=False)))
+        write_json(result, sys.stdout)
     if result.truncated:
         click.echo(f"astro: {result.count_text()} (raise --max-rows to see more)", err=True)
 

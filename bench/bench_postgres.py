@@ -6,8 +6,9 @@ Run: uv run python bench/bench_postgres.py [--tables N] [--runs N]
 Starts its own private server (the test suite's `tests/pg_server.py`: initdb into a
 temp dir, a free port, removed at the end), so PostgreSQL must be installed.
 The raw side is the ADBC driver itself (`adbc_driver_postgresql.dbapi`, autocommit,
-`fetch_arrow_table`); astro's side is `Database.execute`, i.e. the guard, the READ
-ONLY transaction with its limits, the row cap pushed down as a LIMIT, and Arrow
+`fetch_arrow_table`); astro's side is `Database.execute`, i.e. the guard (the text, then
+the server's catalog), the READ ONLY transaction with its limits, the row cap pushed
+down as a LIMIT with the server's row-width check, the session reset, and Arrow
 normalisation. Runs are interleaved so both sides see the same load.
 """
 
@@ -105,7 +106,9 @@ def main() -> None:
         a, r = statistics.median(ours), statistics.median(theirs)
         print(f"small query: astro {a * 1000:.2f} ms vs raw {r * 1000:.2f} ms (+{(a - r) * 1000:.2f} ms)")
         checks = [timed(lambda: guard.check(SMALL_QUERY)) for _ in range(200)]
-        print(f"the guard alone (pglast parse + walk): {statistics.median(checks) * 1000:.3f} ms")
+        print(f"the guard's text half (pglast parse + walk): {statistics.median(checks) * 1000:.3f} ms")
+        resolved = [timed(lambda: db.engine.check(SMALL_QUERY)) for _ in range(60)]
+        print(f"the whole guard (text + the catalog query): {statistics.median(resolved) * 1000:.2f} ms")
         open_times = [timed(lambda: Database.open([url], settings).close()) for _ in range(5)]
         print(f"open (ADBC database + first session): {statistics.median(open_times) * 1000:.0f} ms")
         cursor.close()
@@ -132,6 +135,9 @@ def main() -> None:
         )
         open_times = [timed(lambda: Database.open([url], settings).close()) for _ in range(3)]
         print(f"open at that size: {statistics.median(open_times) * 1000:.0f} ms")
+        wide = "SELECT count(*) FROM w7.t7 a JOIN w8.t8 b ON b.id = a.id WHERE a.c2 LIKE 'x%'"
+        resolved = [timed(lambda: db.engine.check(wide)) for _ in range(30)]
+        print(f"the whole guard at that size: {statistics.median(resolved) * 1000:.2f} ms")
         db.close()
 
 

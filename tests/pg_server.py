@@ -177,6 +177,33 @@ def running_server(dataset: str | None = None) -> Iterator[PgServer]:
         shutil.rmtree(root, ignore_errors=True)
 
 
+HOSTILE_DATABASE = "trojans"
+_HOSTILE_SQL = Path(__file__).parent / "data" / "hostile_postgres_db.sql"
+_HOSTILE_AS_SUPERUSER = (
+    "CREATE FUNCTION public.takes_locked(x trojan.locked_int) RETURNS int LANGUAGE sql STABLE AS 'SELECT 1'"
+)
+"""A harmless function the DBA wrote whose argument is the hostile owner's domain: its CHECK runs
+at the call."""
+
+
+def hostile_database(server: PgServer) -> str:
+    """A second database, made by the owner (not a superuser) from `data/hostile_postgres_db.sql`:
+    views, functions, operators, domains, casts, policies and aggregates that run what they should
+    not. Its own database, so the shop's catalog and data stay as the other tests expect them."""
+    found = f"SELECT count(*) FROM pg_database WHERE datname = '{HOSTILE_DATABASE}'"
+    if server.psql(found, db="postgres") == "0":
+        server.psql(f"CREATE DATABASE {HOSTILE_DATABASE} OWNER {OWNER}", db="postgres")
+        server.psql(_HOSTILE_SQL.read_text(encoding="utf-8"), db=HOSTILE_DATABASE, user=OWNER)
+        server.psql(_HOSTILE_AS_SUPERUSER, db=HOSTILE_DATABASE)
+    return HOSTILE_DATABASE
+
+
+@pytest.fixture(scope="session")
+def pg_hostile(pg_server: PgServer) -> str:
+    """The hostile database's name on the session's server (created on first use)."""
+    return hostile_database(pg_server)
+
+
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[PgServer]:
     """One PostgreSQL per test session; skipped (with the reason) where PostgreSQL is not installed."""

@@ -118,7 +118,7 @@ def test_engine_lock_holds_without_the_guard(shop: Path, db: Database, sql: str)
     """Defense in depth: bypass the parser check and the engine still refuses."""
     before = _digest(shop)
     with pytest.raises(QueryError):
-        db.engine.run(sql, cap=10, timeout=5, cancel=None)
+        db.engine.run(sql, cap=10, timeout=5, cancel=None, guarded=False)
     assert not Path("/tmp/astro-engine-leak.csv").exists()
     assert not Path("/tmp/astro-engine.duckdb").exists()
     assert _digest(shop) == before
@@ -197,7 +197,13 @@ def test_data_files_become_tables_and_views(tmp_path: Path) -> None:
         with pytest.raises(GuardError):
             db.execute(f"COPY people TO '{tmp_path}/people.csv'")
         with pytest.raises(QueryError):
-            db.engine.run(f"COPY (SELECT 1) TO '{tmp_path}/logs_0.parquet'", cap=1, timeout=5, cancel=None)
+            db.engine.run(
+                f"COPY (SELECT 1) TO '{tmp_path}/logs_0.parquet'",
+                cap=1,
+                timeout=5,
+                cancel=None,
+                guarded=False,
+            )
     assert {p.name: _digest(p) for p in tmp_path.iterdir()} == before
 
 
@@ -207,7 +213,7 @@ def test_duckdb_and_files_together_attach_read_only(shop: Path, tmp_path: Path) 
         assert db.execute("SELECT count(*) FROM shop.sales.orders").rows() == [(1000,)]
         assert db.execute("SELECT k FROM extra").rows() == [(1,)]
         with pytest.raises(QueryError):
-            db.engine.run("DELETE FROM shop.sales.orders", cap=1, timeout=5, cancel=None)
+            db.engine.run("DELETE FROM shop.sales.orders", cap=1, timeout=5, cancel=None, guarded=False)
 
 
 @pytest.mark.parametrize(

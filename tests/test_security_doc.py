@@ -13,6 +13,8 @@ import re
 from pathlib import Path
 
 from tests.test_fuzz_inputs import FUZZ_EXAMPLES
+from tests.test_guard_classes import LEGIT
+from tests.test_guard_resolution import ATTACKS
 from tests.test_security_agent import TIMEOUT_S
 from tests.test_security_crash import KILLS_PER_TARGET, TARGETS
 from tests.test_security_faults import CLI_FAULTS, FAULTS
@@ -41,6 +43,16 @@ def expected_figures() -> dict[str, str]:
         "Refused through the tool registry, as the loop invokes it": f"{n} / {n}",
         "Database bytes changed, files created in the watched directory": "0, 0",
         "Runaway cross join: time limit, interrupted within": f"{TIMEOUT_S:g} s, < {TIMEOUT_S + 1:g} s",
+        "Statements reaching a hostile DuckDB file's macros, views, generated columns, defaults": str(
+            len(ATTACKS)
+        ),
+        "Of those refused, values of the machine shown (paths, home, private directories)": (
+            f"{len(ATTACKS)} / {len(ATTACKS)}, 0"
+        ),
+        "Legitimate DuckDB statements refused (TPC-H, everyday SQL, CTEs named like files)": (
+            f"0 / {len(LEGIT)}"
+        ),
+        "`astro sql` killed mid-query (SIGTERM, SIGHUP, SIGKILL, SIGINT): workers, directories left": "0, 0",
         "Model-server fault scenarios": str(len(FAULTS)),
         "Faults injected (`astro ask` plain and `--json`, an agent with a conversation, the real CLI)": str(
             injected

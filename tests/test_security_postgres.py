@@ -3,18 +3,23 @@
 Every test connects as the tables' OWNER, who could write: what keeps the data
 unchanged is astro, not the role. The data's fingerprint (rows of every table,
 sequences, the relation list, comments, roles, large objects) is read over the
-superuser's socket before and after.
+superuser's socket before and after, in the shop database and in the hostile one
+(`data/hostile_postgres_db.sql`), beside what outlives a transaction: another
+session of the same role (the sentinel), advisory locks, settings.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -24,7 +29,7 @@ from astro_tui.data.cancel import CancelToken
 from astro_tui.data.database import Database
 from astro_tui.data.errors import DataError, GuardError, QueryCancelled, QueryError, QueryTimeout, TargetError
 from astro_tui.data.urls import redact_url
-from tests.pg_server import OWNER_PASSWORD, PgServer
+from tests.pg_server import DATABASE, OWNER, OWNER_PASSWORD, PgServer
 from tests.waiting import wait_for
 
 CORPUS = json.loads((Path(__file__).parent / "data" / "hostile_postgres.json").read_text())
@@ -44,6 +49,10 @@ ENGINE_WRITES = (
     "DO $$ BEGIN DELETE FROM sales.orders; END $$",
 )
 CAPS = (None, 100)
+PRIVILEGES = re.compile(r"permission denied|must be (a )?superuser|privileges of")
+SENTINEL = "astro-sentinel"
+SETTINGS_SQL = "SELECT string_agg(name || '=' || setting, ',' ORDER BY name) FROM pg_settings"
+LARGE_OBJECT_SECRET = "astro-lo-secret-5b1e"
 SECURITY_MD = Path(__file__).resolve().parent.parent / "SECURITY.md"
 STOLEN = ("/tmp/astro-stolen.csv", "/tmp/astro-pwned", "/tmp/astro-lo")
 
@@ -63,6 +72,18 @@ SELECT concat_ws(' | ',
   (SELECT string_agg(rolname || ':' || rolsuper::text, ',' ORDER BY rolname) FROM pg_roles),
   (SELECT count(*) FROM pg_largeobject_metadata),
   (SELECT string_agg(setconfig::text, ',') FROM pg_db_role_setting))
+"""
+
+
+HOSTILE_FINGERPRINT_SQL = """
+SELECT concat_ws(' | ',
+  (SELECT count(*) || ':' || md5(string_agg(t::text, ',' ORDER BY t.id)) FROM trojan.items t),
+  (SELECT count(*) FROM trojan.guarded),
+  (SELECT string_agg(lo.oid::text || ':' || md5(lo_get(lo.oid)), ',') FROM pg_largeobject_metadata lo),
+  (SELECT string_agg(p.proname, ',' ORDER BY p.proname) FROM pg_proc p
+     JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname IN ('trojan', 'public')),
+  (SELECT string_agg(c.relname, ',' ORDER BY c.relname) FROM pg_class c
+     JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname IN ('trojan', 'public')))
 """
 
 
@@ -90,26 +111,88 @@ def active_queries(server: PgServer, needle: str) -> int:
 
 
 def test_corpus_is_large_and_varied() -> None:
-    assert len(CORPUS) >= 60
+    assert len(CORPUS) >= 250
     kinds = {entry["kind"] for entry in CORPUS}
     assert {"write", "ddl", "copy-do-call", "transaction-control", "settings", "maintenance"} <= kinds
     assert {"listen-notify", "side-effect-functions", "multi-statement", "comment-and-quote-tricks"} <= kinds
+    assert {
+        "field-notation-calls",
+        "server-state",
+        "settings-and-paths",
+        "secrets-and-large-objects",
+    } <= kinds
+    assert {"sql-from-text", "hostile-database"} <= kinds
+    assert len([e for e in CORPUS if e["kind"] == "field-notation-calls"]) >= 27
 
 
-def test_guard_refuses_the_whole_corpus_and_nothing_changes(pg: Database, pg_server: PgServer) -> None:
-    before = fingerprint(pg_server)
-    passed = []
-    for entry in CORPUS:
-        try:
-            pg.execute(entry["sql"], timeout=10)
-        except GuardError as exc:
-            message = str(exc)
-            assert "\n" not in message and message
-            continue
-        passed.append(entry["sql"])
-    assert passed == []
-    assert fingerprint(pg_server) == before
+@contextlib.contextmanager
+def sentinel(server: PgServer) -> Iterator[int]:
+    """Another session of the tables' owner, idle in a long query: what `pg_terminate_backend`
+    and `pg_cancel_backend` in the corpus aim at. Yields its backend pid."""
+    where = f"application_name = '{SENTINEL}'"
+    psql = [str(server.bin_dir / "psql"), "-X", "-q", "-h", str(server.socket_dir), "-p", str(server.port)]
+    child = subprocess.Popen(
+        [*psql, "-U", OWNER, "-d", DATABASE, "-c", "SELECT pg_sleep(3600)"],
+        env={**os.environ, "PGAPPNAME": SENTINEL},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        active = f"SELECT count(*) FROM pg_stat_activity WHERE {where} AND state = 'active'"
+        wait_for(lambda: server.psql(active) == "1", what="the sentinel session")
+        yield int(server.psql(f"SELECT pid FROM pg_stat_activity WHERE {where}"))
+    finally:
+        child.kill()
+        child.wait()
+        server.psql(f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE {where}")
+
+
+def server_state(server: PgServer, hostile: str) -> dict[str, str]:
+    """What must not change: both databases' data, and what outlives a transaction."""
+    return {
+        "shop": fingerprint(server),
+        "hostile": server.psql(HOSTILE_FINGERPRINT_SQL, db=hostile),
+        "advisory locks": server.psql("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"),
+        "settings": server.psql(SETTINGS_SQL),
+    }
+
+
+def leaked_values(server: PgServer) -> list[str]:
+    """Values the corpus tries to read; none may appear in anything astro prints."""
+    return [
+        server.psql("SHOW data_directory"),  # also the prefix of every path the server would show
+        str(server.socket_dir),
+        LARGE_OBJECT_SECRET,
+        "SCRAM-SHA-256$",  # a password hash
+        "scram-sha-256",  # pg_hba.conf
+        "postmaster.opts",  # a file of the data directory
+    ]
+
+
+def test_guard_refuses_the_whole_corpus_and_nothing_changes(pg_server: PgServer, pg_hostile: str) -> None:
+    databases = {name: Database.open([pg_server.url(db=name)], Settings()) for name in (DATABASE, pg_hostile)}
+    try:
+        with sentinel(pg_server) as pid:
+            before = server_state(pg_server, pg_hostile)
+            passed, messages = [], []
+            for entry in CORPUS:
+                try:
+                    databases[entry.get("db", DATABASE)].execute(entry["sql"], timeout=10)
+                except GuardError as exc:
+                    message = str(exc)
+                    assert "\n" not in message and message
+                    messages.append(message)
+                    continue
+                passed.append(entry["sql"])
+            assert passed == []
+            assert server_state(pg_server, pg_hostile) == before
+            assert pg_server.psql(f"SELECT count(*) FROM pg_stat_activity WHERE pid = {pid}") == "1"
+    finally:
+        for db in databases.values():
+            db.close()
     assert not [p for p in STOLEN if os.path.exists(p)]
+    printed = "\n".join(messages)
+    assert not [value for value in leaked_values(pg_server) if value and value in printed]
 
 
 # layer 2: the READ ONLY transaction, with the guard bypassed ----------------------------------------------
@@ -123,20 +206,34 @@ def test_engine_lock_alone_refuses_writes(pg: Database, pg_server: PgServer) -> 
     assert fingerprint(pg_server) == before
 
 
-def test_whole_corpus_through_the_engine_alone_changes_nothing(pg: Database, pg_server: PgServer) -> None:
-    """Whatever a statement the parser missed does, it runs in a READ ONLY transaction that is rolled back."""
-    before = fingerprint(pg_server)
-    for entry in CORPUS:
-        if not entry["sql"].strip(" ;"):
-            continue
-        for cap in CAPS:  # as given, and wrapped in the row cap's LIMIT
-            try:
-                pg.engine.run(entry["sql"], cap=cap, timeout=10, cancel=None)
-            except DataError as exc:
-                assert "\n" not in str(exc)
-    assert fingerprint(pg_server) == before
-    assert pg.execute("SHOW default_transaction_read_only").rows() == [("on",)]
-    assert pg.execute("SELECT count(*) FROM sales.orders").rows() == [(1500,)]
+def test_whole_corpus_through_the_engine_alone_changes_nothing(pg_server: PgServer, pg_hostile: str) -> None:
+    """Whatever a statement the parser missed does, it runs in a READ ONLY transaction that is rolled
+    back, and what outlives a rollback is reset. Each entry's `engine` mark says what stops it with
+    the guard bypassed: nothing (`runs`: the guard is its only layer), the role's privileges
+    (`role`), or, unmarked, the transaction, the protocol or the server (SECURITY.md counts them)."""
+    databases = {name: Database.open([pg_server.url(db=name)], Settings()) for name in (DATABASE, pg_hostile)}
+    before = server_state(pg_server, pg_hostile)
+    outcome = {}
+    try:
+        for entry in CORPUS:
+            if not entry["sql"].strip(" ;"):
+                continue
+            engine = databases[entry.get("db", DATABASE)].engine
+            for cap in CAPS:  # as given, and wrapped in the row cap's LIMIT
+                try:
+                    engine.run(entry["sql"], cap=cap, timeout=10, cancel=None)
+                    seen = "runs"
+                except DataError as exc:
+                    assert "\n" not in str(exc)
+                    seen = "role" if PRIVILEGES.search(str(exc)) else None
+                outcome.setdefault(entry["sql"], seen)  # as given
+        assert server_state(pg_server, pg_hostile) == before
+        assert databases[DATABASE].execute("SHOW default_transaction_read_only").rows() == [("on",)]
+        assert databases[DATABASE].execute("SELECT count(*) FROM sales.orders").rows() == [(1500,)]
+    finally:
+        for db in databases.values():
+            db.close()
+    assert outcome == {e["sql"]: e.get("engine") for e in CORPUS if e["sql"].strip(" ;")}
 
 
 def test_a_bypassed_set_does_not_outlive_its_statement(pg: Database) -> None:
@@ -145,6 +242,46 @@ def test_a_bypassed_set_does_not_outlive_its_statement(pg: Database) -> None:
     with pytest.raises(QueryError, match="read-only transaction"):
         pg.engine.run("DELETE FROM sales.orders", cap=None, timeout=10, cancel=None)
     assert pg.execute("SHOW default_transaction_read_only").rows() == [("on",)]
+
+
+LEFT_BEHIND = {
+    "advisory locks": "SELECT pg_advisory_lock(4242), pg_advisory_lock_shared(4243)",
+    "the random seed": "SELECT setseed(0.5)",
+    "prepared statements": "PREPARE astro_left_behind AS SELECT 1",
+    "cursors": "DECLARE astro_cursor CURSOR WITH HOLD FOR SELECT 1",
+    "LISTEN": "LISTEN astro_channel",
+    "settings": "SELECT set_config('search_path', 'evil', false), set_config('work_mem', '64kB', false)",
+}
+"""Session state a statement can leave on its connection past ROLLBACK, and how."""
+
+
+def test_session_state_does_not_outlive_a_statement(pg_server: PgServer) -> None:
+    """With the guard bypassed, what a statement leaves on its pooled connection past ROLLBACK is
+    gone before the next statement on that same connection."""
+    seeded = float(pg_server.psql("SELECT setseed(0.5); SELECT random()").splitlines()[-1])
+    with Database.open([pg_server.url()], Settings()) as db:
+
+        def run(sql: str) -> list[tuple[object, ...]]:
+            return db.engine.run(sql, cap=None, timeout=10, cancel=None).rows()
+
+        ((pid,),) = run("SELECT pg_backend_pid()")
+        ((path,),) = run("SHOW search_path")
+        locks = f"SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = {pid}"
+        gone: dict[str, Callable[[], bool]] = {
+            "advisory locks": lambda: pg_server.psql(locks) == "0",
+            "the random seed": lambda: run("SELECT random()") != [(seeded,)],
+            "prepared statements": lambda: run("SELECT count(*) FROM pg_prepared_statements") == [(0,)],
+            "cursors": lambda: (
+                run("SELECT count(*) FROM pg_cursors WHERE name <> ''") == [(0,)]
+            ),  # '': this one
+            "LISTEN": lambda: run("SELECT count(*) FROM pg_listening_channels()") == [(0,)],
+            "settings": lambda: run("SHOW search_path") == [(path,)],
+        }
+        assert set(gone) == set(LEFT_BEHIND)
+        for what, leave in LEFT_BEHIND.items():
+            run(leave)
+            assert gone[what](), what
+        assert run("SELECT pg_backend_pid()") == [(pid,)]  # all of it on one connection
 
 
 # limits stop the statement on the server -------------------------------------------------------------
@@ -286,19 +423,41 @@ def test_query_errors_are_one_line_with_hints(pg: Database) -> None:
 
 
 def test_security_md_postgres_figures_match_the_suite(pg_server: PgServer) -> None:
-    """The PostgreSQL section's table is what this file iterates over, row for row."""
+    """The PostgreSQL section's table is what the PostgreSQL security tests iterate over, row for row."""
+    from tests.test_postgres_calls import LEGIT
+    from tests.test_postgres_limits import MEMORY_LIMIT, OVER_THE_LIMIT
+
     n = len(CORPUS)
     runnable = len([e for e in CORPUS if e["sql"].strip(" ;")])
+    marked = Counter(e.get("engine") for e in CORPUS)
     expected = {
         "Hostile PostgreSQL statements in the corpus": str(n),
-        "Refused by the parser (pglast) alone": f"{n} / {n}",
+        "… calls written as field selection (`(x).f`)": str(
+            len([e for e in CORPUS if e["kind"] == "field-notation-calls"])
+        ),
+        "… run on the hostile database (`tests/data/hostile_postgres_db.sql`)": str(
+            len([e for e in CORPUS if "db" in e])
+        ),
+        "Refused by the guard (pglast, then the server's catalog)": f"{n} / {n}",
+        "Run by the READ ONLY transaction alone (guard bypassed): the guard is their only layer": str(
+            marked["runs"]
+        ),
+        "Refused by the role's privileges alone (guard bypassed)": str(marked["role"]),
         "Writes refused by the READ ONLY transaction alone (guard bypassed)": (
             f"{len(ENGINE_WRITES)} / {len(ENGINE_WRITES)}"
         ),
         "Corpus statements run by the engine alone (as given, and under the row cap)": str(
             runnable * len(CAPS)
         ),
-        "Changes to rows, sequences, relations, comments, roles, large objects": "0",
+        "Changes to rows, sequences, relations, comments, roles, large objects, settings, "
+        "advisory locks, other sessions": "0",
+        "Values leaked (data directory, socket path, a large object, password hashes, pg_hba.conf)": "0",
+        "Kinds of session state checked not to outlive a statement (guard bypassed)": str(len(LEFT_BEHIND)),
+        'Legitimate statements run (`EXPLAIN (FORMAT json)`, CTEs named `"report.csv"` and '
+        "`pg_settings`, windows, `LATERAL` …)": f"{len(LEGIT)} / {len(LEGIT)}",
+        f"Results over a {MEMORY_LIMIT[:-2]} MB memory limit stopped inside it (peak read from the kernel)": (
+            f"{len(OVER_THE_LIMIT)} / {len(OVER_THE_LIMIT)}"
+        ),
         "Bad targets tested, each one line without the password": str(len(bad_targets(pg_server))),
     }
     text = SECURITY_MD.read_text(encoding="utf-8")

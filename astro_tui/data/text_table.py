@@ -2,19 +2,39 @@
 
 Data is untrusted: a value may hold ANSI or OSC escapes (OSC 52 writes the
 clipboard), so every cell goes through `inert` before it is printed.
+
+Printing is bounded as well: `write_table`, `write_csv` and `write_json` turn a
+result into text a batch of rows at a time, so printing 100,000 rows holds one
+batch of Python values, not all of them; and a cell shown cut (tables) is cut
+in Arrow first, so a 100 MB text value never becomes a 100 MB Python string to
+show 60 characters of it.
 """
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
 import decimal
+import json
 import re
-from typing import Any
+from collections.abc import Iterator
+from typing import IO, TYPE_CHECKING, Any
 
 from rich.cells import cell_len, set_cell_size
 
-from astro_tui.data.inert import inert
+from astro_tui.data.inert import inert, json_inert
 from astro_tui.data.results import QueryResult
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+BATCH_ROWS = 1000
+"""Rows turned into Python values at a time while printing."""
+_KEPT_BYTES = 8 * 2**20
+"""A table's cell texts are kept from the widths' pass for the lines' up to about this much;
+a larger table's are made again, so that printing it never holds more."""
+_STR_BYTES = 64
+"""What a short Python string (and its place in a row) costs beside its characters."""
 
 
 def number_text(value: float | int | decimal.Decimal, *, grouping: bool = True, digits: int = 15) -> str:
@@ -73,34 +93,133 @@ def pad(text: str, width: int, *, right: bool = False) -> str:
 
 def table_cells(result: QueryResult, *, max_rows: int, max_cell: int) -> tuple[list[str], list[list[str]]]:
     """Header and cells as text: numbers grouped unless the column is an id, code or year."""
-    columns = [inert(c, keep_newlines=False) for c in result.columns]
+    rows = [row for batch in _cell_batches(result, max_rows, max_cell) for row in batch]
+    return [inert(c, keep_newlines=False) for c in result.columns], rows
+
+
+def _cell_batches(result: QueryResult, max_rows: int | None, max_cell: int) -> Iterator[list[list[str]]]:
+    """The first `max_rows` rows as cell text, a batch at a time, each value cut in Arrow to
+    what can be shown before it becomes a Python value."""
     grouping = [groups_digits(c) for c in result.columns]
-    rows = [
-        [cell_text(v, max_chars=max_cell, grouping=g) for v, g in zip(row, grouping, strict=True)]
-        for row in result.rows(max_rows)
-    ]
-    return columns, rows
+    for batch in _batches(result.table, max_rows):
+        columns = [_shown(column, max_cell + 1).to_pylist() for column in batch.columns]
+        yield [
+            [cell_text(v, max_chars=max_cell, grouping=g) for v, g in zip(row, grouping, strict=True)]
+            for row in zip(*columns, strict=True)
+        ]
+
+
+def _batches(table: pa.Table, max_rows: int | None) -> Iterator[pa.Table]:
+    shown = table if max_rows is None else table.slice(0, max_rows)
+    for start in range(0, shown.num_rows, BATCH_ROWS):
+        yield shown.slice(start, BATCH_ROWS)
+
+
+def _shown(column: Any, limit: int) -> Any:
+    """A column whose text, bytes and lists (nested too) are cut to `limit`: a cell shows at
+    most that much, so converting it never costs more. Types it cannot cut stay whole."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.types as pat
+
+    if isinstance(column, pa.ChunkedArray):
+        return pa.chunked_array([_shown(chunk, limit) for chunk in column.chunks], type=column.type)
+    kind = column.type
+    try:
+        if pat.is_string(kind) or pat.is_large_string(kind):
+            return pc.utf8_slice_codeunits(column, 0, limit)
+        if pat.is_binary(kind) or pat.is_large_binary(kind):
+            return pc.binary_slice(column, 0, limit)
+        if (pat.is_list(kind) or pat.is_large_list(kind)) and not pat.is_map(kind):
+            cut = pc.list_slice(column, 0, limit)
+            maker = pa.LargeListArray if pat.is_large_list(kind) else pa.ListArray
+            return maker.from_arrays(cut.offsets, _shown(cut.values, limit), mask=cut.is_null())
+        if pat.is_struct(kind):
+            fields = [_shown(child, limit) for child in column.flatten()]
+            return pa.StructArray.from_arrays(fields, fields=list(kind), mask=column.is_null())
+    except (pa.ArrowException, ValueError, TypeError):
+        return column
+    return column
 
 
 def format_table(result: QueryResult, *, max_rows: int = 50, max_cell: int = 60) -> str:
     """An aligned text table of the first rows, then a line with the count and any cut."""
-    columns, rows = table_cells(result, max_rows=max_rows, max_cell=max_cell)
+    return "\n".join(table_lines(result, max_rows=max_rows, max_cell=max_cell))
+
+
+def table_lines(result: QueryResult, *, max_rows: int | None, max_cell: int = 60) -> Iterator[str]:
+    """`format_table`'s lines, made in two passes over the rows (the widths, then the lines),
+    a batch at a time: what printing holds is one batch, whatever the result's size."""
+    columns = [inert(c, keep_newlines=False) for c in result.columns]
     if not columns:
-        return "(no columns)"
-    widths = [max([cell_len(c)] + [cell_len(r[i]) for r in rows]) for i, c in enumerate(columns)]
+        yield "(no columns)"
+        return
+    widths = [cell_len(c) for c in columns]
+    shown = held = 0
+    kept: list[list[list[str]]] | None = []
+    for batch in _cell_batches(result, max_rows, max_cell):
+        shown += len(batch)
+        for row in batch:
+            widths = [max(w, cell_len(c)) for w, c in zip(widths, row, strict=True)]
+        if kept is not None:
+            held += sum(_STR_BYTES + len(c) for row in batch for c in row)
+            if held <= _KEPT_BYTES:
+                kept.append(batch)
+            else:
+                kept = None
     numeric = [_is_numeric(result, i) for i in range(len(columns))]
 
     def line(cells: list[str]) -> str:
         out = [pad(c, w, right=num) for c, w, num in zip(cells, widths, numeric, strict=True)]
         return "  ".join(out).rstrip()
 
-    lines = [line(columns), "  ".join("-" * w for w in widths)]
-    lines += [line(r) for r in rows]
+    yield line(columns)
+    yield "  ".join("-" * w for w in widths)
+    for batch in kept if kept is not None else _cell_batches(result, max_rows, max_cell):
+        yield from (line(r) for r in batch)
     footer = result.count_text()
-    if result.row_count > len(rows):
-        footer += f" (showing {len(rows):,})"
-    lines.append(footer)
-    return "\n".join(lines)
+    if result.row_count > shown:
+        footer += f" (showing {shown:,})"
+    yield footer
+
+
+def write_table(result: QueryResult, out: IO[str], *, max_rows: int | None, max_cell: int = 60) -> None:
+    for text in table_lines(result, max_rows=max_rows, max_cell=max_cell):
+        out.write(text + "\n")
+
+
+def write_csv(result: QueryResult, out: IO[str]) -> None:
+    """Every value whole (CSV is the data), inert, streamed a batch of rows at a time."""
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow([inert(c, keep_newlines=False) for c in result.columns])
+    for batch in _batches(result.table, None):
+        columns = [column.to_pylist() for column in batch.columns]
+        for row in zip(*columns, strict=True):
+            writer.writerow(["" if v is None else inert(str(v)) for v in row])
+
+
+def write_json(result: QueryResult, out: IO[str]) -> None:
+    """One JSON object, the same text `json.dumps` makes of it whole, streamed a batch of rows
+    at a time: UTF-8, with every control, bidi and surrogate character escaped."""
+    encode = json.JSONEncoder(ensure_ascii=False).encode
+
+    def dump(value: object) -> str:
+        return json_inert(encode(value))
+
+    out.write('{"columns": ' + dump(result.columns) + ', "rows": [')
+    first = True
+    for batch in _batches(result.table, None):
+        columns = [column.to_pylist() for column in batch.columns]
+        for row in zip(*columns, strict=True):
+            out.write(("" if first else ", ") + dump([json_safe(v) for v in row]))
+            first = False
+    tail = {
+        "row_count": result.row_count,
+        "truncated": result.truncated,
+        "elapsed_ms": round(result.elapsed_ms, 3),
+        "sql": result.sql,
+    }
+    out.write("], " + dump(tail)[1:] + "\n")
 
 
 def _is_numeric(result: QueryResult, index: int) -> bool:

@@ -355,3 +355,33 @@ SELECT 'see data.csv or report.db' AS note, 'https://example.com/x.parquet' AS u
 -- name: comment_with_pragma
 -- monthly revenue; do not PRAGMA or CALL anything
 SELECT date_trunc('month', o_orderdate), sum(o_totalprice) FROM orders GROUP BY 1;
+
+-- name: cte_named_like_a_file
+WITH "report.csv" AS (SELECT o_orderpriority, count(*) AS n FROM orders GROUP BY 1) SELECT * FROM "report.csv" ORDER BY n DESC;
+
+-- name: cte_named_pg_settings
+WITH pg_settings AS (SELECT 'threads' AS name, 4 AS setting) SELECT name, setting FROM pg_settings;
+
+-- name: explain_format_json
+EXPLAIN (FORMAT json) SELECT count(*) FROM orders WHERE o_totalprice > 1000;
+
+-- name: cte_named_like_a_file_in_a_subquery
+WITH "data.parquet" AS (SELECT n_name FROM nation) SELECT count(*) FROM (SELECT * FROM "data.parquet") t;
+
+-- name: recursive_cte_named_like_a_file
+WITH RECURSIVE "steps.json" AS (SELECT 1 AS n UNION ALL SELECT n + 1 FROM "steps.json" WHERE n < 5) SELECT sum(n) FROM "steps.json";
+
+-- name: cte_named_like_system_views
+WITH duckdb_databases AS (SELECT 1 AS x), duckdb_logs AS (SELECT 2 AS x) SELECT * FROM duckdb_databases, duckdb_logs;
+
+-- name: ctes_referring_to_earlier_ones
+WITH "a.csv" AS (SELECT r_name FROM region), "b.csv" AS (SELECT * FROM "a.csv" WHERE r_name LIKE 'A%') SELECT * FROM "b.csv" ORDER BY 1;
+
+-- name: materialized_cte_named_like_a_file
+WITH "x.json" AS MATERIALIZED (SELECT c_mktsegment FROM customer) SELECT c_mktsegment, count(*) FROM "x.json" GROUP BY ALL;
+
+-- name: cte_in_a_scalar_subquery
+SELECT (WITH "t.csv" AS (SELECT max(o_totalprice) AS m FROM orders) SELECT m FROM "t.csv") AS top;
+
+-- name: unicode_names_and_values
+SELECT n_name AS "país", 'añoé 日本' AS "étiquette" FROM nation ORDER BY 1 LIMIT 3;

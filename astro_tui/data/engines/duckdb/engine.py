@@ -6,13 +6,14 @@ any statement from outside runs. `guard.check` is the parser half.
 
 The database is opened only in the worker process (`pool.py`): opening a file of
 10,000 tables takes DuckDB over a second and half a gigabyte, paid once there and
-not again here; this process imports DuckDB only to parse (the guard) or to read
-file targets. So opening the engine returns at once and starts no process; the
-catalog of a file opened before comes from `catalog_cache` (so `astro shell`
-never opens the file); the worker starts when a statement is checked, a
-metadata query or an uncached catalog needs it, or `ready()` asks; and an error
-opening the file (a lock, not a DuckDB file) is raised by the call that waits
-for it.
+not again here. The guard runs there too, under the statement's limits, where the
+names in a statement can be resolved against the file; this process imports
+DuckDB only to read file targets. So opening the engine returns at once and
+starts no process; the catalog of a file opened before comes from
+`catalog_cache` (so `astro shell` never opens the file); the worker starts when
+a statement is checked, a metadata query or an uncached catalog needs it, or
+`ready()` asks; and an error opening the file (a lock, not a DuckDB file) is
+raised by the call that waits for it.
 """
 
 from __future__ import annotations
@@ -21,11 +22,9 @@ import csv
 import functools
 import hashlib
 import importlib.util
-import json
 import os
 import re
 import shutil
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -36,7 +35,7 @@ from astro_tui.data import catalog_cache
 from astro_tui.data.cancel import CancelToken
 from astro_tui.data.catalog_model import Catalog
 from astro_tui.data.engines.base import Dialect, Engine
-from astro_tui.data.engines.duckdb import catalog
+from astro_tui.data.engines.duckdb import catalog, scratch
 from astro_tui.data.engines.duckdb.pool import WorkerPool
 from astro_tui.data.engines.duckdb.targets import Target, file_stem, identifier, resolve_targets
 from astro_tui.data.errors import (
@@ -46,6 +45,7 @@ from astro_tui.data.errors import (
     lock_message,
     one_line,
 )
+from astro_tui.data.input_limits import check_length
 from astro_tui.data.results import QueryResult
 
 if TYPE_CHECKING:
@@ -72,6 +72,8 @@ _HEADER_WORDS = 5
 _PROSE_SAMPLE = 64 * 1024
 _PROSE_LINES = 200
 _SPLIT_SHARE = 0.1
+_FIRST_PASS_CHARS = 2000
+"""What a statement keeps of its time limit when its check took nearly all of it."""
 
 
 class DuckDBEngine(Engine):
@@ -88,10 +90,10 @@ class DuckDBEngine(Engine):
         self.label = label
         self.key = key
         self._shim_dir: Path | None = None
-        self._spill_dir = Path(tempfile.mkdtemp(prefix="astro-spill-"))
+        scratch.sweep()  # what an astro killed outright left behind
+        self._spill_dir = scratch.make("spill")
         self._parquet_rows: dict[str, int] = {}
         self._file_tables: dict[str, str] = {}
-        self._user_macros: frozenset[str] | None = None
         try:
             setup = self._prepare()
             self._pool = WorkerPool(setup, settings.memory_limit, open_error=self._open_error)
@@ -146,17 +148,32 @@ class DuckDBEngine(Engine):
         parquet = [str(p) for t in files if t.kind == "parquet" for p in t.paths]
         if parquet:
             steps.append(f"SET allowed_paths = [{', '.join(_literal(p) for p in parquet)}]")
+        spill = str(self._spill_dir)
         steps += [
             "SET enable_progress_bar = false",
             f"SET memory_limit = {_literal(self.settings.memory_limit)}",
             # DuckDB spills beside the database (`<file>.tmp/`) by default: never beside the user's data.
-            f"SET temp_directory = {_literal(str(self._spill_dir))}",
+            f"SET temp_directory = {_literal(spill)}",
             f"SET max_temp_directory_size = {_literal(_SPILL_LIMIT)}",
+            # Nothing of the user's home: no stored secrets or extensions are loaded, and a
+            # setting a statement might still show names only this private directory.
+            f"SET home_directory = {_literal(spill)}",
+            f"SET secret_directory = {_literal(os.path.join(spill, 'secrets'))}",
+            f"SET extension_directory = {_literal(os.path.join(spill, 'extensions'))}",
+            "SET allow_persistent_secrets = false",
             f"SET threads = {int(self.settings.threads)}",
             "SET enable_external_access = false",
             "SET lock_configuration = true",
         ]
-        return {"path": str(path), "config": dict(_BASE_CONFIG), "statements": steps}
+        own_views = [["targets", "main", name] for name in self._parquet_rows]
+        return {
+            "path": str(path),
+            "config": dict(_BASE_CONFIG),
+            "statements": steps,
+            "scratch": [str(d) for d in (self._spill_dir, self._shim_dir) if d is not None],
+            "trusted_views": own_views,
+            "view_rows": dict(self._parquet_rows),
+        }
 
     def _open_error(self, message: str, stage: str) -> TargetError:
         """A worker's failure to open the targets, worded for the user: opening the file names
@@ -206,7 +223,7 @@ class DuckDBEngine(Engine):
         """
         import duckdb
 
-        self._shim_dir = Path(tempfile.mkdtemp(prefix="astro-"))
+        self._shim_dir = scratch.make("files")
         path = self._shim_dir / "targets.duckdb"
         con = duckdb.connect(str(path), config=dict(_BASE_CONFIG))
         taken = {t.name.lower() for t in self.targets}
@@ -271,39 +288,28 @@ class DuckDBEngine(Engine):
         self._remove_temp_dirs()
 
     def ready(self) -> None:
-        """Also readies the guard's parser: the app calls this in the background, so the first
-        statement does not pay for loading it (~60 ms)."""
+        """Also readies the guard, here and in the worker: the app calls this in the
+        background, so the first statement pays for loading neither."""
         self._pool.ready()
         self.check("SELECT 1")
 
     def check(self, sql: str) -> str:
+        """A first pass, here, while no worker is ready (`astro sql`, the app's first moments):
+        a short statement (bounded in length, so in the cost of its parse: ~100 ms for the
+        worst of a dozen shapes of 2,000 characters at load 8; a TPC-H query is under 900) is
+        refused at once for anything no database file could excuse, with no worker to start
+        or wait for. Anything longer, or with a worker ready, is parsed only in the worker.
+
+        The verdict is `run`'s: the statement is checked again in the worker, where the file
+        is open (names resolved as DuckDB resolves them, `resolved.py`), within the same
+        request as its execution — so under its time and memory limits, stopped by a cancel,
+        on the very text that then runs."""
         from astro_tui.data.engines.duckdb import guard
 
-        self._pool.warm()  # a statement is coming: its process starts while the guard parses
-
-        return guard.check(sql, exists=self._relation_exists, user_table_macros=self._table_macros)
-
-    def _table_macros(self) -> frozenset[str]:
-        if self._user_macros is None:
-            rows = self.catalog_rows(
-                "SELECT DISTINCT function_name FROM duckdb_functions() "
-                "WHERE function_type = 'table_macro' AND NOT internal"
-            )
-            self._user_macros = frozenset(str(r[0]) for r in rows)
-        return self._user_macros
-
-    def _relation_exists(self, catalog: str, schema: str, name: str) -> bool:
-        """Whether a table or view of this database has the name the guard found (a real table
-        may be called `"data.csv"`); a qualifier may name the schema or the database."""
-        qualifier = schema or catalog
-        rows = self.catalog_rows(
-            "SELECT 1 FROM (SELECT database_name, schema_name, table_name AS name FROM duckdb_tables() "
-            "UNION ALL SELECT database_name, schema_name, view_name FROM duckdb_views() WHERE NOT internal) "
-            "WHERE lower(name) = lower(?) AND (? = '' OR lower(schema_name) = lower(?) "
-            "OR lower(database_name) = lower(?)) AND (? = '' OR lower(database_name) = lower(?)) LIMIT 1",
-            [name, qualifier, qualifier, qualifier, catalog if schema else "", catalog if schema else ""],
-        )
-        return bool(rows)
+        check_length(sql)  # before it is parsed or sent anywhere
+        if len(sql) > _FIRST_PASS_CHARS or self._pool.has_ready_worker():
+            return sql
+        return guard.check(sql, database=guard.LATER)
 
     def run(
         self,
@@ -312,15 +318,18 @@ class DuckDBEngine(Engine):
         cap: int | None,
         timeout: float | None,
         cancel: CancelToken | None,
+        guarded: bool = True,
     ) -> QueryResult:
+        """`guarded=False` skips the guard (tests of the engine lock alone, never the app)."""
         started = time.perf_counter()
         try:
-            table, truncated = self._pool.run(statement, cap=cap, timeout=timeout, cancel=cancel)
+            table, truncated, total, ran = self._pool.run(
+                statement, cap=cap, timeout=timeout, cancel=cancel, guard=guarded
+            )
         except QueryError as exc:
             raise self._with_file_tables(exc) from None
         elapsed = (time.perf_counter() - started) * 1000
-        total = self._cheap_total(statement) if truncated else None
-        return QueryResult(statement, table, truncated, elapsed, cap, total_rows=total)
+        return QueryResult(ran, table, truncated, elapsed, cap, total_rows=total)
 
     def _with_file_tables(self, exc: QueryError) -> QueryError:
         """A missing table that DuckDB has no guess for, over file targets: name the tables
@@ -331,31 +340,6 @@ class DuckDBEngine(Engine):
         made = [f"{name} ({spec})" for name, spec in self._file_tables.items()]
         more = f", … {len(made) - _LISTED_TABLES} more" if len(made) > _LISTED_TABLES else ""
         return QueryError(f"{message}\nTables from your files: {', '.join(made[:_LISTED_TABLES])}{more}")
-
-    def _cheap_total(self, statement: str) -> int | None:
-        """The full row count of a truncated plain scan (`SELECT cols FROM table [ORDER BY]`).
-
-        Counting a base table comes from DuckDB's row-group metadata and a Parquet view's
-        from the files' footers, so it never runs the query twice; anything else (filters,
-        joins, aggregates, views over queries) keeps "more than N" rather than pay for a count.
-        """
-        source = _plain_scan(statement)
-        if source is None:
-            return None
-        path = [p for p in source if p]
-        if len(path) == 1 and path[0] in self._parquet_rows:
-            return self._parquet_rows[path[0]]
-        try:
-            views = self.catalog_rows(
-                "SELECT count(*) FROM duckdb_views() WHERE NOT internal AND lower(view_name) = lower(?)",
-                [path[-1]],
-            )
-            if not views or views[0][0]:
-                return None
-            row = self.catalog_rows(f"SELECT count(*) FROM {'.'.join(_ident(p) for p in path)}")
-        except QueryError:
-            return None
-        return int(row[0][0]) if row else None
 
     def load_catalog(self) -> Catalog:
         """From the cache when the file is as it was (no process is started for it); else read
@@ -368,47 +352,6 @@ class DuckDBEngine(Engine):
             if key and self._catalog_key() == key:
                 catalog_cache.write(key, data)
         return catalog.with_row_counts(cached, self._parquet_rows)
-
-    def catalog_rows(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
-        """Trusted metadata queries of our own (never model or user SQL), unguarded."""
-        rows: list[tuple[Any, ...]] = catalog_cache.loads(
-            self._pool.meta({"meta": "rows", "sql": sql, "params": list(params)})
-        )
-        return rows
-
-
-def _plain_scan(statement: str) -> tuple[str, str, str] | None:
-    """(catalog, schema, table) when DuckDB's parser sees a plain scan of one table, else None."""
-    import duckdb
-
-    from astro_tui.data.engines.duckdb import guard
-
-    try:
-        tree = json.loads(guard.serialize(statement))
-        [only] = tree["statements"]
-        node = only["node"]
-        source = node["from_table"]
-    except (duckdb.Error, ValueError, KeyError, TypeError):
-        return None
-    plain = (
-        node.get("type") == "SELECT_NODE"
-        and not node.get("cte_map", {}).get("map")
-        and all(m.get("type") == "ORDER_MODIFIER" for m in node.get("modifiers", []))
-        and all(e.get("class") in ("STAR", "COLUMN_REF") for e in node.get("select_list", []))
-        and all(node.get(k) is None for k in ("where_clause", "having", "qualify", "sample"))
-        and not node.get("group_expressions")
-        and node.get("aggregate_handling") == "STANDARD_HANDLING"
-        and source.get("type") == "BASE_TABLE"
-        and source.get("sample") is None
-        and source.get("at_clause") is None
-    )
-    if not plain:
-        return None
-    return (
-        str(source.get("catalog_name") or ""),
-        str(source.get("schema_name") or ""),
-        str(source["table_name"]),
-    )
 
 
 def _tables_of(

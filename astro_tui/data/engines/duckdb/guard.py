@@ -7,6 +7,14 @@ reason before anything runs. Table functions are default-deny: only those in
 `SAFE_TABLE_FUNCTIONS` run, and `tests/test_guard_classes.py` fails when a
 DuckDB upgrade brings one nobody classified. Read-only PRAGMAs and CALLs are
 run as the SELECT they stand for, so the same walk checks them.
+
+A name in the text is not the function that runs: a macro, a view or a
+generated column in the database file may stand behind it, even behind a
+built-in's name. So in the worker, where the database is open, `check` is given
+the file's `Definitions` (`resolved.py`): every definition the statement can
+reach is vetted by these same rules, and DuckDB binds the statement so that the
+calls it resolved to are judged too. A user macro never borrows a built-in's
+trust: a refused name is refused whoever defines it.
 """
 
 from __future__ import annotations
@@ -15,8 +23,8 @@ import atexit
 import json
 import re
 import threading
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, Protocol
 
 import duckdb
 
@@ -168,6 +176,8 @@ _REFUSED_FUNCTIONS = {
     "current_setting",
     "json_serialize_plan",
     "write_log",
+    "index_key",  # a table and index named in text
+    "get_block_size",  # a built-in macro over pragma_database_size()
 }
 _REFUSED_PREFIXES = ("read_", "parquet_", "sniff_", "iceberg_", "delta_", "st_read", "write_")
 # Callable from a SELECT, yet they write (sequences, checkpoints, the log), or run or resolve
@@ -223,12 +233,22 @@ _READ_ONLY_PRAGMAS = {
 _PRAGMA = re.compile(r"^\s*pragma\s+(\w+)\s*(?:\((.*)\))?\s*$", re.I | re.S)
 _CALL = re.compile(r"^\s*call\s+(.+)$", re.I | re.S)
 _PIVOT = re.compile(r"^\s*(?:pivot|unpivot|pivot_wider|pivot_longer)\b", re.I)
-_REFUSED_VIEWS = frozenset({"duckdb_databases", "pragma_database_list", "duckdb_logs", "pg_settings"})
-"""System views over refused functions: the databases' paths, the logs, the settings."""
+_REFUSED_VIEWS = frozenset({
+    "duckdb_databases", "pragma_database_list", "duckdb_logs", "pg_settings", "pg_database",
+    "pg_prepared_statements",
+})  # fmt: skip
+"""System views over refused functions: the databases' paths, the logs, the settings, the
+prepared statements (`tests/test_guard_classes.py` derives the list from DuckDB's own views)."""
 _MODIFYING_WORDS = frozenset({"insert", "update", "delete", "merge"})
 _MODIFYING_NODES = re.compile(r"(INSERT|UPDATE|DELETE|MERGE)")
 _PATH_LIKE = re.compile(r"[/\\~]|://|\.(" + "|".join(_FILE_SUFFIXES) + r")$", re.I)
-_EXPLAIN = re.compile(r"^\s*explain\s+(analyze\s+)?", re.I)
+_EXPLAIN = re.compile(
+    r"^\s*explain\s+(?:analy[sz]e\s+)?"
+    r"(?:\(\s*(?:(?:analy[sz]e(?:\s+(?:true|false|on|off))?|format\s+'?[a-z]+'?)\s*(?:,\s*|(?=\))))+\)\s*)?",
+    re.I,
+)
+"""`EXPLAIN [ANALYZE] [(FORMAT json, ANALYZE)]`: only these options are stripped, so any other
+stays in front of the query and the AST walk refuses it."""
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 _KIND_NAMES = {
@@ -288,23 +308,52 @@ def _close_ast_connection() -> None:
             _ast_con = None
 
 
-Exists = Callable[[str, str, str], bool]
-"""(catalog, schema, name) → whether the database has that table or view."""
+class Definitions(Protocol):
+    """What the database file defines, as the guard needs it (`resolved.py`, in the worker)."""
+
+    def mentioned(self, text: str) -> bool:
+        """Whether the text may reach something the file defines (then the AST is walked)."""
+        ...
+
+    def judge(self, text: str, rules: Rules) -> None:
+        """Vet what the statement reaches and judge the calls DuckDB resolves; raise GuardError."""
+        ...
 
 
-def check(
-    sql: str,
-    *,
-    exists: Exists | None = None,
-    user_table_macros: frozenset[str] | Callable[[], frozenset[str]] = frozenset(),
-) -> str:
+class _Later:
+    """The database is asked later (in the worker): what only it can settle passes for now."""
+
+    def mentioned(self, text: str) -> bool:
+        return False
+
+    def judge(self, text: str, rules: Rules) -> None:
+        return None
+
+
+LATER: Definitions = _Later()
+"""For a quick first pass where the file is not open: refuses only what no file can excuse."""
+
+
+def check(sql: str, *, database: Definitions | None = None) -> str:
     """Return the single statement to run, or raise GuardError naming what was refused.
 
-    `exists` lets a real table named like a file (`"data.csv"`, schema `data` + table `csv`)
-    through; without it every such name is refused. The user's own table macros are trusted
-    like their tables; given as a function, they are asked for only when a statement calls a
-    table function astro does not allow by itself (reading them is a trip to the database).
+    Without `database` (no file to ask) a name only the database could settle is refused:
+    a file-like table name (`"data.csv"`), a system view that shows the machine, a table
+    function astro does not know. With it, the database settles them (`resolved.py`).
     """
+    text, subject, kind = statement_of(sql)
+    rules = Rules(resolving=database is not None)
+    walk = kind != duckdb.StatementType.SELECT or _needs_walk(subject)
+    if walk or (database is not None and database.mentioned(subject)):
+        check_ast(subject, rules)
+    if database is not None:
+        database.judge(subject, rules)
+    return text
+
+
+def statement_of(sql: str) -> tuple[str, str, duckdb.StatementType]:
+    """The one statement to run (a read-only PRAGMA or CALL as its SELECT), the query the
+    guard judges of it (an EXPLAIN's query, a PIVOT's stand-in), and its kind; or GuardError."""
     if not sql or not sql.strip():
         raise GuardError("refused: empty SQL")
     check_input(sql)
@@ -328,20 +377,18 @@ def check(
         kind = statement.type
     except ValueError:
         raise GuardError("refused: not a read-only statement") from None
-    rules = _Rules(exists, user_table_macros)
     if kind == duckdb.StatementType.PRAGMA:
         text = _pragma_as_select(text)
-    elif kind == duckdb.StatementType.CALL:
+        return text, text, kind
+    if kind == duckdb.StatementType.CALL:
         text = _call_as_select(text)
-    elif kind == duckdb.StatementType.MULTI and _PIVOT.match(text):
-        _check_pivot(text, rules)
-        return text
-    elif kind not in _READ_ONLY_TYPES:
-        name = _KIND_NAMES.get(kind.name, kind.name)
-        raise GuardError(f"refused: {name} is not a read-only statement")
-    if kind != duckdb.StatementType.SELECT or _needs_walk(text):
-        _check_ast(_EXPLAIN.sub("", text, count=1), rules)
-    return text
+        return text, text, kind
+    if kind == duckdb.StatementType.MULTI and _PIVOT.match(text):
+        return text, _pivot_stand_in(text), kind
+    if kind in _READ_ONLY_TYPES:
+        return text, _EXPLAIN.sub("", text, count=1), kind
+    name = _KIND_NAMES.get(kind.name, kind.name)
+    raise GuardError(f"refused: {name} is not a read-only statement")
 
 
 def _needs_walk(text: str) -> bool:
@@ -352,20 +399,29 @@ def _needs_walk(text: str) -> bool:
     plain scalar or aggregate of this DuckDB (every table function and every refused name
     is outside that set), a modifying keyword, or a name that is a file suffix or a refused
     system view. `tests/test_guard_classes.py` checks it against the whole hostile corpus.
+    What the database file defines is the `Definitions`' business (`mentioned`).
     """
     if any(ch in text for ch in "'\"$\\"):
         return True
-    tokens = duckdb.tokenize(text)
     plain = _plain_functions()
-    for index, (start, _kind) in enumerate(tokens):
-        end = tokens[index + 1][0] if index + 1 < len(tokens) else len(text)
-        word = text[start:end].strip().lower()
+    for word, calls in tokens(text):
+        word = word.strip().lower()
         if word in _MODIFYING_WORDS or word in _FILE_SUFFIXES or word in _REFUSED_VIEWS:
             return True
-        calls = text[end : end + 1] == "("
         if calls and word not in plain and word not in _SYNTAX_BEFORE_BRACKET:
             return True
     return False
+
+
+def tokens(text: str) -> Iterator[tuple[str, bool]]:
+    """DuckDB's tokens of `text`, each with whether a bracket follows it at once. The tokenizer
+    counts in bytes of UTF-8, not characters: read as character offsets, one `é` before a
+    `checkpoint()` shifted every later token and the call went unseen."""
+    data = text.encode("utf-8", "surrogatepass")
+    found = duckdb.tokenize(text)
+    for index, (start, _kind) in enumerate(found):
+        end = found[index + 1][0] if index + 1 < len(found) else len(data)
+        yield data[start:end].decode("utf-8", "replace"), data[end : end + 1] == b"("
 
 
 _SYNTAX_BEFORE_BRACKET = frozenset({
@@ -381,14 +437,14 @@ _plain: frozenset[str] | None = None
 
 
 def _plain_functions() -> frozenset[str]:
-    """Scalar and aggregate functions of this DuckDB that no rule of the walk names: a call of
-    one of these cannot be what the walk refuses."""
+    """Built-in scalar and aggregate functions of this DuckDB that no rule of the walk names:
+    a call of one of these cannot be what the walk refuses."""
     global _plain
     if _plain is None:
         with _ast_lock:
             con = _ast_connection()
             rows = con.execute(
-                "SELECT DISTINCT lower(function_name), function_type FROM duckdb_functions()"
+                "SELECT DISTINCT lower(function_name), function_type FROM duckdb_functions() WHERE internal"
             ).fetchall()
         tables = {name for name, kind in rows if kind in ("table", "table_macro")}
         _plain = frozenset(
@@ -420,38 +476,42 @@ def _call_as_select(text: str) -> str:
     return f"SELECT * FROM {match.group(1)}"
 
 
-class _Rules:
-    """What the walk needs to know of the database it guards."""
+class Rules:
+    """What one walk decides by itself, and what it leaves to the database file (`resolving`):
+    the names only the catalog can settle, and every call with its number of arguments (a
+    macro of the file called with fewer than it declares would run defaults no one can see)."""
 
-    def __init__(
-        self, exists: Exists | None, user_table_macros: frozenset[str] | Callable[[], frozenset[str]]
-    ) -> None:
-        self.exists = exists
-        self._user_table_macros = user_table_macros
+    def __init__(self, *, resolving: bool) -> None:
+        self.resolving = resolving
+        self.unsettled: list[str] = []
+        """Names DuckDB must resolve before anything can be said (a file-like name may be a
+        table, a system view's name a table of the file's, an unknown table function a macro
+        of the file), each as the refusal that stands if DuckDB cannot bind them."""
+        self.calls: list[tuple[str, int]] = []
 
     def check_table_function(self, name: str) -> None:
         lowered = name.lower()
+        if _refused_function(lowered) or lowered in REFUSED_TABLE_FUNCTIONS or lowered in _STATEFUL_FUNCTIONS:
+            raise GuardError(f"refused: {name}() reads files, runs SQL named in text, or shows the machine")
         if lowered in SAFE_TABLE_FUNCTIONS:
             return
-        macros = self._user_table_macros
-        if lowered in {m.lower() for m in (macros() if callable(macros) else macros)}:
-            return
-        if _refused_function(lowered) or lowered in REFUSED_TABLE_FUNCTIONS:
-            raise GuardError(f"refused: {name}() reads files, runs SQL named in text, or shows the machine")
-        raise GuardError(f"refused: {name}() is not a table function astro allows")
+        self._unsettled(f"refused: {name}() is not a table function astro allows")
 
     def check_table(self, parts: list[str]) -> None:
         table = ".".join(p for p in parts if p)
-        if parts[2].lower() in _REFUSED_VIEWS and not (self.exists and self.exists(*parts)):
-            raise GuardError(f"refused: {table} shows the machine (paths, settings or logs)")
-        if not _PATH_LIKE.search(table):
-            return
-        if self.exists is not None and self.exists(parts[0], parts[1], parts[2]):
-            return
-        raise GuardError(f"refused: '{table}' is a file or URL, not a table of the database")
+        if parts[2].lower() in _REFUSED_VIEWS:
+            self._unsettled(f"refused: {table} shows the machine (paths, settings or logs)")
+        elif _PATH_LIKE.search(table):
+            self._unsettled(f"refused: '{table}' is a file or URL, not a table of the database")
+
+    def _unsettled(self, refusal: str) -> None:
+        if not self.resolving:
+            raise GuardError(refusal)
+        self.unsettled.append(refusal)
 
 
-def _check_ast(text: str, rules: _Rules) -> None:
+def check_ast(text: str, rules: Rules) -> None:
+    """Walk DuckDB's AST of one SELECT (a statement, or a definition the file holds)."""
     try:
         tree = json.loads(serialize(text))
     except RecursionError:
@@ -461,7 +521,7 @@ def _check_ast(text: str, rules: _Rules) -> None:
         if "Only SELECT" in message:
             raise GuardError("refused: only a read-only query can be explained")
         raise GuardError(f"refused: {one_line(Exception(message))}")
-    for node in _walk(tree.get("statements", [])):
+    for node, ctes in _scoped(tree.get("statements", [])):
         node_type = node.get("type")
         if isinstance(node_type, str) and node_type.endswith("_QUERY_NODE"):
             match = _MODIFYING_NODES.search(node_type)
@@ -475,9 +535,48 @@ def _check_ast(text: str, rules: _Rules) -> None:
             raise GuardError(f"refused: {name}() reads files, the network or the environment")
         if isinstance(name, str) and name.lower() in _STATEFUL_FUNCTIONS:
             raise GuardError(f"refused: {name}() changes state or runs SQL unseen, not a read-only query")
+        if isinstance(name, str) and node.get("class") == "FUNCTION":
+            arguments = node.get("arguments")
+            rules.calls.append((name, len(arguments) if isinstance(arguments, list) else 0))
         if node_type == "BASE_TABLE":
             parts = [node.get(k) for k in ("catalog_name", "schema_name", "table_name")]
-            rules.check_table([p if isinstance(p, str) else "" for p in parts])
+            catalog, schema, table = (p if isinstance(p, str) else "" for p in parts)
+            if not catalog and not schema and ascii_lower(table) in ctes:
+                continue  # the CTE of that name, not a table or a file
+            rules.check_table([catalog, schema, table])
+
+
+def ascii_lower(name: str) -> str:
+    """How DuckDB compares names: ASCII letters fold, nothing else does."""
+    return name.encode("utf-8", "surrogatepass").lower().decode("utf-8", "surrogatepass")
+
+
+def _scoped(value: Any) -> Iterator[tuple[dict[str, Any], frozenset[str]]]:
+    """Every node of the AST with the CTE names in scope where it stands, as DuckDB scopes
+    them: a CTE's body sees the CTEs before it (and itself, when recursive), the rest of its
+    query sees them all, and a qualified name is never a CTE. Anything else is a table, or a
+    file when no table has that name."""
+    stack: list[tuple[Any, frozenset[str]]] = [(value, frozenset())]
+    while stack:
+        item, scope = stack.pop()
+        if isinstance(item, list):
+            stack.extend((v, scope) for v in item)
+            continue
+        if not isinstance(item, dict):
+            continue
+        yield item, scope
+        cte_map = item.get("cte_map")
+        entries = cte_map.get("map") if isinstance(cte_map, dict) else None
+        if not isinstance(entries, list) or not entries:
+            stack.extend((v, scope) for v in item.values())
+            continue
+        names = [ascii_lower(str(e.get("key", ""))) if isinstance(e, dict) else "" for e in entries]
+        stack.extend((v, scope | set(names)) for k, v in item.items() if k != "cte_map")
+        for index, entry in enumerate(entries):
+            body = entry.get("value") if isinstance(entry, dict) else None
+            query = body.get("query_node") if isinstance(body, dict) else None
+            recursive = isinstance(query, dict) and query.get("type") == "RECURSIVE_CTE_NODE"
+            stack.append((body, scope | set(names[: index + 1 if recursive else index])))
 
 
 _PIVOT_ON = re.compile(
@@ -485,10 +584,10 @@ _PIVOT_ON = re.compile(
 )
 
 
-def _check_pivot(text: str, rules: _Rules) -> None:
+def _pivot_stand_in(text: str) -> str:
     """`PIVOT t ON c USING sum(x)` (no IN list) is no SELECT, and DuckDB cannot serialize it.
-    With an IN list it is, so that stand-in is walked: the IN list's values are data, and
-    everything else (source, columns, aggregates) is the statement's own."""
+    With an IN list it is, so that stand-in is what is checked: the IN list's values are
+    data, and everything else (source, columns, aggregates) is the statement's own."""
     stand_in = f"SELECT * FROM ({_PIVOT_ON.sub(_on_with_in, text, count=1)})"
     try:
         kinds = [s.type for s in duckdb.extract_statements(stand_in)]
@@ -496,7 +595,7 @@ def _check_pivot(text: str, rules: _Rules) -> None:
         kinds = []
     if kinds != [duckdb.StatementType.SELECT]:
         raise GuardError("refused: this PIVOT could not be checked; name its values (ON c IN ('a', 'b'))")
-    _check_ast(stand_in, rules)
+    return stand_in
 
 
 def _on_with_in(match: re.Match[str]) -> str:
@@ -504,12 +603,24 @@ def _on_with_in(match: re.Match[str]) -> str:
     return "ON " + ", ".join(c if re.search(r"\bIN\s*\(", c, re.I) else f"{c} IN (NULL)" for c in columns)
 
 
+def refused_function(name: str) -> bool:
+    """Whether a scalar or table function of this name is never run, whoever defines it."""
+    lowered = name.lower()
+    return (
+        lowered in _REFUSED_FUNCTIONS
+        or lowered.startswith(_REFUSED_PREFIXES)
+        or lowered in _STATEFUL_FUNCTIONS
+        or lowered in REFUSED_TABLE_FUNCTIONS
+    )
+
+
 def _refused_function(name: str) -> bool:
     lowered = name.lower()
     return lowered in _REFUSED_FUNCTIONS or lowered.startswith(_REFUSED_PREFIXES)
 
 
-def _walk(value: Any) -> Iterator[dict[str, Any]]:
+def walk(value: Any) -> Iterator[dict[str, Any]]:
+    """Every dict in a JSON tree, depth first, without recursion."""
     stack = [value]
     while stack:
         item = stack.pop()

@@ -1,4 +1,4 @@
-"""Worker processes that run DuckDB statements under limits the operating system holds.
+"""Worker processes that check and run DuckDB statements under limits the operating system holds.
 
 `worker.py` says why. The workers are the only processes that hold the database
 open, so they also answer the engine's metadata requests (`meta`). The first
@@ -6,20 +6,23 @@ starts when something needs it (`warm`, `ready`, a request); one per statement
 running at a time, and one kept idle after; a worker that is killed (time limit
 + 0.75 s, cancel + 0.75 s, memory) is replaced by a new one started at once, so
 the next statement rarely waits for Python and DuckDB to load. Memory is read
-from /proc (Linux); where there is no /proc, only the time limit is enforced by
-killing.
+from /proc (Linux), with the worker's result files in /dev/shm counted as its
+own; where there is no /proc, only the time limit is enforced by killing. A
+worker's memory is measured above what it held idle before any outside SQL
+reached it, and that baseline is never taken again: what an earlier statement
+left behind counts against the next.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import queue
 import re
 import select
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -27,8 +30,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from astro_tui.data.cancel import CancelToken
+from astro_tui.data.engines.duckdb import scratch
 from astro_tui.data.engines.duckdb.worker import read_frame, write_frame
-from astro_tui.data.errors import DataError, QueryCancelled, QueryError, QueryTimeout, TargetError
+from astro_tui.data.errors import DataError, GuardError, QueryCancelled, QueryError, QueryTimeout, TargetError
+from astro_tui.data.memory_limit import memory_bytes
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -38,20 +43,6 @@ GRACE_S = 0.75
 _POLL_S = 0.01
 _ALLOWANCE = 128 * 2**20
 _START_S = 120.0
-_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12}
-_UNITS |= {"kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
-
-
-def memory_bytes(limit: str) -> int | None:
-    """DuckDB's spelling of a memory limit (`4GB`, `500MiB`, `80%`) in bytes; None if unknown."""
-    match = re.fullmatch(r"\s*([\d.]+)\s*([a-zA-Z%]*)\s*", limit)
-    if not match:
-        return None
-    number, unit = float(match.group(1)), match.group(2).lower()
-    if unit == "%":
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-        return int(total * number / 100)
-    return int(number * _UNITS[unit]) if unit in _UNITS else None
 
 
 def _rss(pid: int) -> int | None:
@@ -63,8 +54,56 @@ def _rss(pid: int) -> int | None:
     return int(match.group(1)) * 1024 if match else None
 
 
+def _results_bytes(folder: Path, pid: int) -> int:
+    """What a worker's result files hold: tmpfs pages are memory, though not in its RSS."""
+    total = 0
+    with contextlib.suppress(OSError), os.scandir(folder) as entries:
+        for entry in entries:
+            if entry.name.startswith(f"{pid}-"):
+                with contextlib.suppress(OSError):
+                    total += entry.stat().st_size
+    return total
+
+
 def _plain_open_error(message: str, stage: str) -> DataError:
     return TargetError(f"cannot open the database: {message}")
+
+
+class _Spawner:
+    """Starts every worker from one thread that lives as long as astro: a worker's
+    parent-death signal fires when the thread that started it ends, so a worker started
+    by a short-lived query thread would be told its parent died."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Any, dict[str, Any], threading.Event]] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def run(self, job: Any) -> Any:
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name="astro-spawner", daemon=True)
+                self._thread.start()
+        box: dict[str, Any] = {}
+        done = threading.Event()
+        self._jobs.put((job, box, done))
+        done.wait()
+        if "error" in box:
+            raise box["error"]
+        return box["value"]
+
+    def _loop(self) -> None:
+        while True:
+            job, box, done = self._jobs.get()
+            try:
+                box["value"] = job()
+            except BaseException as exc:
+                box["error"] = exc
+            finally:
+                done.set()
+
+
+_SPAWNER = _Spawner()
 
 
 class _Stop:
@@ -79,15 +118,19 @@ class _Stop:
 
 class _Worker:
     def __init__(self, setup: dict[str, Any]) -> None:
+        self.results = Path(setup["results"])
         reader, self._interrupts = os.pipe()
+        argv = [sys.executable, "-m", "astro_tui.data.engines.duckdb.worker", str(reader), str(os.getpid())]
         try:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "astro_tui.data.engines.duckdb.worker", str(reader)],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                pass_fds=(reader,),
-                start_new_session=True,  # Ctrl+C in a terminal reaches astro, which interrupts it
+            self.proc = _SPAWNER.run(
+                lambda: subprocess.Popen(
+                    argv,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    pass_fds=(reader,),
+                    start_new_session=True,  # Ctrl+C in a terminal reaches astro, which interrupts it
+                )
             )
         except OSError as exc:
             os.close(self._interrupts)
@@ -100,10 +143,12 @@ class _Worker:
             write_frame(self.stdin, setup)
         self.ready = False
         self.baseline = 0
-        self.ran = False
-        """Whether a statement has run here (the first rebases, Arrow being imported by then)."""
+        self.pristine = True
+        """No outside SQL has reached this worker: only then is its idle memory a baseline."""
+        self.warm = False
+        """Arrow, the guard and the file's definitions are loaded (`worker._warm`)."""
         self.clean = True
-        """False while a statement's answer has not been read whole."""
+        """False while an answer has not been read whole."""
         self._starting = threading.Lock()
         self._ending = threading.Lock()
         self._killed = False
@@ -136,16 +181,43 @@ class _Worker:
             self.rebase()
 
     def rebase(self) -> None:
-        """Memory is limited above what the process holds when idle (the open database)."""
-        self.baseline = _rss(self.proc.pid) or self.baseline
+        """Memory is limited above what the process holds when idle (the open database, and
+        what the engine's own catalog read left), measured only while no outside SQL has been
+        here: after that, whatever a statement left behind counts against the next."""
+        if self.pristine:
+            self.baseline = _rss(self.proc.pid) or self.baseline
+
+    def warm_up(self) -> None:
+        """Load Arrow, the guard and the file's definitions (untimed: no statement's work)."""
+        if not self.warm:
+            write_frame(self.stdin, {"warm": True})
+            answer = read_frame(self.stdout)
+            if not answer or not answer.get("ok"):
+                raise QueryError(str((answer or {}).get("message", "the query process ended unexpectedly")))
+            self.warm = True
+            self.rebase()
+
+    def outside_sql(self) -> None:
+        """Outside SQL is about to reach this worker: it is warmed first, and the baseline is
+        taken now, for good."""
+        self.warm_up()
+        self.rebase()
+        self.pristine = False
+
+    def used(self) -> int | None:
+        rss = _rss(self.pid)
+        return None if rss is None else rss + _results_bytes(self.results, self.pid)
 
     def interrupt(self) -> None:
         with contextlib.suppress(OSError):
             os.write(self._interrupts, b"!")
 
-    def kill(self) -> None:
+    def kill(self, *, wait: bool = True) -> None:
         """Once, whoever calls it: closing the interrupt pipe twice could close a descriptor
-        that another file has been given since."""
+        that another file has been given since. Without `wait`, the process is reaped (and
+        the result file it was writing removed) in the background: a process holding
+        gigabytes takes the kernel a while to tear down, and the statement's answer need not
+        wait for that."""
         with self._ending:
             if self._killed:
                 return
@@ -157,7 +229,18 @@ class _Worker:
                 stream.close()
         with contextlib.suppress(OSError):
             os.close(self._interrupts)
+        if wait:
+            self._reap()
+        else:
+            threading.Thread(target=self._reap, name="astro-reaper", daemon=True).start()
+
+    def _reap(self) -> None:
         self.proc.wait()
+        with contextlib.suppress(OSError), os.scandir(self.results) as entries:
+            for entry in entries:  # what it was writing when it was killed
+                if entry.name.startswith(f"{self.pid}-"):
+                    with contextlib.suppress(OSError):
+                        os.unlink(entry.path)
 
     @property
     def pid(self) -> int:
@@ -174,11 +257,9 @@ class WorkerPool:
         memory_limit: str,
         open_error: Callable[[str, str], DataError] | None = None,
     ) -> None:
-        shared = Path("/dev/shm")
-        self._results = Path(
-            tempfile.mkdtemp(prefix="astro-results-", dir=shared if shared.is_dir() else None)
-        )
-        self._setup = {**setup, "results": str(self._results)}
+        self._results = scratch.make("results", scratch.results_root())
+        owned = [*setup.get("scratch", ()), str(self._results)]
+        self._setup = {**setup, "results": str(self._results), "scratch": owned}
         limit = memory_bytes(memory_limit)
         self._memory_label = memory_limit
         # DuckDB's limit covers its buffer pool; the worker also holds Python, Arrow and the
@@ -213,7 +294,7 @@ class WorkerPool:
             if not keep and worker.ready and not self._closed and not self._idle:
                 with contextlib.suppress(QueryError):  # then the next request starts one
                     self._idle.append(_Worker(self._setup))  # the replacement, warm
-        worker.kill()
+        worker.kill(wait=False)
 
     def warm(self) -> None:
         """Start a worker now if none is running, without waiting: a statement or metadata
@@ -243,6 +324,11 @@ class WorkerPool:
                     self._idle.remove(worker)
             raise
 
+    def has_ready_worker(self) -> bool:
+        """Whether an idle worker has the database open (a statement need not wait for one)."""
+        with self._lock:
+            return any(worker.ready for worker in self._idle)
+
     def _starting_worker(self) -> _Worker:
         """Called with the lock held when no worker is idle: a new one, idle until taken."""
         worker = _Worker(self._setup)
@@ -261,7 +347,7 @@ class WorkerPool:
             if len(data) != header["pickled"]:
                 raise QueryError("the query process ended unexpectedly")
             worker.clean = True
-            worker.rebase()  # what building the catalog left on its heap is not a statement's
+            worker.rebase()  # what the catalog left on a pristine worker's heap is no statement's
             return data
         except (BrokenPipeError, ValueError, OSError) as exc:
             raise QueryError(f"the query process failed: {exc}") from None
@@ -269,20 +355,30 @@ class WorkerPool:
             self._give_back(worker, keep=worker.clean)
 
     def run(
-        self, statement: str, *, cap: int | None, timeout: float | None, cancel: CancelToken | None
-    ) -> tuple[pa.Table, bool]:
+        self,
+        statement: str,
+        *,
+        cap: int | None,
+        timeout: float | None,
+        cancel: CancelToken | None,
+        guard: bool = True,
+    ) -> tuple[pa.Table, bool, int | None, str]:
+        """The rows, whether they were cut, the full count when cheap, and the statement that
+        ran. With `guard`, the worker checks it first (`guard.check` against the open file),
+        in the same request: parsing is work a statement makes, under its limits."""
         worker = self._take()
         stop = _Stop()
         if cancel is not None:
             cancel.attach(stop)
         try:
             worker.wait_ready(self._open_error)
-            if not worker.ran:
-                worker.rebase()  # idle since `ready`, Arrow imported: the true idle size
-                worker.ran = True
+            worker.outside_sql()
             worker.clean = False
-            write_frame(worker.stdin, {"sql": statement, "cap": cap})
-            return self._answer(worker, stop, timeout)
+            write_frame(worker.stdin, {"sql": statement, "cap": cap, "guard": guard})
+            header = self._header(worker, stop, timeout, memory=self._memory)
+            rows = self._rows(worker, header)
+            worker.clean = True
+            return rows
         except (BrokenPipeError, ValueError, OSError) as exc:
             raise QueryError(f"the query process failed: {exc}") from None
         finally:
@@ -290,22 +386,22 @@ class WorkerPool:
                 cancel.detach(stop)
             self._give_back(worker, keep=worker.clean)
 
-    def _answer(self, worker: _Worker, stop: _Stop, timeout: float | None) -> tuple[pa.Table, bool]:
+    @staticmethod
+    def _rows(worker: _Worker, header: dict[str, Any]) -> tuple[pa.Table, bool, int | None, str]:
         import pyarrow as pa  # not at import: opening the database and its catalog need none
 
-        header = self._header(worker, stop, timeout, memory=self._memory)
+        total = header.get("total")
         if "file" in header:
-            worker.clean = True
             path = header["file"]
             try:
                 table = pa.ipc.open_file(pa.memory_map(path)).read_all()
             finally:
                 with contextlib.suppress(OSError):
                     os.unlink(path)  # the mapping stays valid; the name is gone
-            return table, bool(header["truncated"])
-        table = pa.ipc.open_stream(worker.stdout).read_all()
-        worker.clean = True
-        return table, bool(header["truncated"])
+        else:
+            table = pa.ipc.open_stream(worker.stdout).read_all()
+        total = total if isinstance(total, int) else None
+        return table, bool(header["truncated"]), total, str(header["statement"])
 
     def _header(
         self, worker: _Worker, stop: _Stop, timeout: float | None, *, memory: int | None
@@ -322,7 +418,7 @@ class WorkerPool:
                 interrupted = now
             if interrupted is not None and now - interrupted > GRACE_S:
                 raise self._stopped(reason, timeout)
-            used = _rss(worker.pid)
+            used = worker.used()
             if used is not None:
                 self.peak_rss = max(self.peak_rss, used - worker.baseline)
                 if memory is not None and used - worker.baseline > memory:
@@ -338,6 +434,8 @@ class WorkerPool:
             worker.clean = True
             if interrupted is not None:
                 raise self._stopped(reason, timeout)
+            if header.get("refused"):
+                raise GuardError(header["message"])
             raise QueryError(header["message"])
         return header
 

@@ -7,27 +7,36 @@ URL goes to libpq's `PQconnectdb` unchanged, so PG* variables, ~/.pgpass and
 `service=` work as in psql. The driver's low-level API is used rather than its
 DB-API module, which imports pandas (two seconds of start-up for nothing).
 
-The engine half of the read-only guarantee lives here: each statement runs as
+The guard is two steps: `guard.py` reads the text (pglast), `resolve.py` asks
+the server's catalog what its names resolve to and what those objects run,
+and `policy.py` decides. The engine half of the read-only guarantee lives
+here: each statement runs as
 
     BEGIN TRANSACTION READ ONLY; SET LOCAL statement_timeout …; lock_timeout …;
     idle_in_transaction_session_timeout …
     <the one statement>
-    ROLLBACK
+    ROLLBACK; <every kind of session state reset>
 
-so even a statement the parser let through cannot write, and anything it set
-is undone. The session itself is read-only by default and keeps
-`standard_conforming_strings` on (the guard's parser assumes it).
+so even a statement the parser let through cannot write, anything it set is
+undone, and what outlives a ROLLBACK is reset before the connection goes back
+to the pool: session advisory locks (`pg_advisory_unlock_all`), prepared
+statements, cursors, LISTEN, temporary objects, cached plans and sequences'
+session state, settings and the session's role (`DISCARD ALL`'s parts, which
+may run in one message where DISCARD ALL may not), and the random seed
+(`setseed` survives even DISCARD ALL; it is drawn again). The session itself
+is read-only by default, keeps `standard_conforming_strings` on (the guard's
+parser assumes it) and the search path it had when astro connected (the one
+the guard resolved names with).
 
 Limits stop the statement ON THE SERVER: `statement_timeout` ends it there at
 the time limit, and Esc (the `CancelToken`) sends libpq's cancel request
-through the driver (`AdbcConnection.cancel`); a watchdog also cancels a little
-after the limit in case the server never noticed. The connection stays usable.
+through the driver (`AdbcConnection.cancel`); a watchdog also cancels half a
+second after the limit in case the server never noticed. The result is read
+within the memory and time limits (`fetch.py`). The connection stays usable.
 
 The row cap is pushed to the server: a query is run as
 `SELECT * FROM (<query>) LIMIT cap + 1`, so at most one probe row more than the
-cap is produced and sent (stopping a COPY stream early would make libpq drain
-the rest before the next statement). EXPLAIN and SHOW print a few lines and are
-read whole.
+cap is produced and sent. EXPLAIN and SHOW print a few lines and are read whole.
 
 ADBC gives one statement at a time per connection, so the engine keeps a small
 pool: a second thread (the catalog's column query, a value search beside a
@@ -42,6 +51,7 @@ import contextlib
 import hashlib
 import os
 import re
+import secrets
 import threading
 import time
 from collections.abc import Sequence
@@ -57,7 +67,7 @@ from astro_tui.config import Settings
 from astro_tui.data.cancel import CancelToken
 from astro_tui.data.catalog_model import Catalog
 from astro_tui.data.engines.base import Dialect, Engine
-from astro_tui.data.engines.postgres import catalog, guard
+from astro_tui.data.engines.postgres import catalog, fetch, guard, resolve
 from astro_tui.data.engines.postgres.arrow import normalize
 from astro_tui.data.engines.postgres.errors import (
     SERVER_GONE_STATES,
@@ -65,7 +75,7 @@ from astro_tui.data.engines.postgres.errors import (
     query_message,
     sqlstate,
 )
-from astro_tui.data.errors import QueryCancelled, QueryError, QueryTimeout, TargetError
+from astro_tui.data.errors import GuardError, QueryCancelled, QueryError, QueryTimeout, TargetError
 from astro_tui.data.results import QueryResult
 from astro_tui.data.urls import redact_url
 from astro_tui.data.watchdog import WATCHDOG, Deadline
@@ -83,7 +93,7 @@ DIALECT = Dialect(
     ),
 )
 
-_CANCEL_GRACE_S = 2.0
+_CANCEL_GRACE_S = 0.5
 _LOCK_TIMEOUT_S = 10.0
 _IDLE_IN_TRANSACTION_S = 60
 _POOL_SIZE = 4
@@ -92,6 +102,10 @@ _SESSION_SETUP = (
     "SET default_transaction_read_only = on; "
     "SET standard_conforming_strings = on; "
     "SET idle_in_transaction_session_timeout = '60s'"
+)
+_RESET = (
+    "ROLLBACK; CLOSE ALL; DEALLOCATE ALL; UNLISTEN *; SELECT pg_catalog.pg_advisory_unlock_all(); "
+    "DISCARD TEMP; DISCARD SEQUENCES; DISCARD PLANS; RESET ALL; RESET SESSION AUTHORIZATION; "
 )
 
 
@@ -115,14 +129,24 @@ class _Session:
 
     def query(self, sql: str, *, copy: bool) -> pa.Table:
         """One statement's rows as Arrow; COPY (the driver's fast path) takes only queries."""
-        self.statement.set_options(**{_USE_COPY: "true" if copy else "false"})
-        self.statement.set_sql_query(sql)
-        handle, _ = self.statement.execute_query()
-        reader = AdbcRecordBatchReader._import_from_c(handle.address)  # errors keep PostgreSQL's fields
+        reader = self.stream(sql, copy=copy)
         try:
             return reader.read_all()
         finally:
             reader.close()
+
+    def stream(self, sql: str, *, copy: bool) -> AdbcRecordBatchReader:
+        """The rows as they arrive, a batch at a time; the caller closes the reader."""
+        self.statement.set_options(**{_USE_COPY: "true" if copy else "false"})
+        self.statement.set_sql_query(sql)
+        handle, _ = self.statement.execute_query()
+        return AdbcRecordBatchReader._import_from_c(handle.address)  # errors keep PostgreSQL's fields
+
+    def describe(self, sql: str) -> pa.Schema:
+        """A query's columns without running it: the server prepares (parses, analyses) and describes."""
+        self.statement.set_sql_query(sql)
+        handle = self.statement.execute_schema()  # owns the C schema until imported
+        return pa.Schema._import_from_c(handle.address)
 
     def cancel(self) -> None:
         self.connection.cancel()
@@ -184,6 +208,10 @@ class PostgresEngine(Engine):
         self._lock = threading.Lock()
         self._idle: list[_Session] = []
         self._closed = False
+        self._guard_lock = threading.Lock()
+        self._guard_session: _Session | None = None
+        # a statement outside astro's transactions (the guard's catalog query) has a time limit too
+        self._setup = f"{_SESSION_SETUP}; SET statement_timeout = {_milliseconds(settings.query_timeout_s)}"
         try:
             # the ADBC database reads the server's types once; each session is then one cheap connection
             self._database = adbc_driver_postgresql.connect(_with_defaults(url, settings))
@@ -195,7 +223,7 @@ class PostgresEngine(Engine):
             self._database.close()
             raise
         try:
-            self.key = self._make_key(session, url)
+            self.key = self._learn(session, url)
         finally:
             self._release(session)
 
@@ -205,16 +233,24 @@ class PostgresEngine(Engine):
         except adbc_driver_manager.Error as exc:
             raise TargetError(f"{self.label}: {connect_message(exc)}") from None
         try:
-            session.script(_SESSION_SETUP)
+            session.script(self._setup)
         except adbc_driver_manager.Error as exc:
             session.close()
             raise TargetError(f"{self.label}: {query_message(exc)}") from None
         return session
 
-    def _make_key(self, session: _Session, url: str) -> str:
-        """Host, port and database, never the user's secrets: the key names saved state."""
-        row = session.query("SELECT current_database()::text AS d, current_setting('port') AS p", copy=True)
-        database, port = row.column(0)[0].as_py(), row.column(1)[0].as_py()
+    def _learn(self, session: _Session, url: str) -> str:
+        """The server's version and search path (kept for every session), and the key: host, port
+        and database, never the user's secrets, since the key names saved state."""
+        row = session.query(
+            "SELECT current_database()::text AS d, current_setting('port') AS p, "
+            "current_setting('server_version_num')::int4 AS v, current_setting('search_path') AS s",
+            copy=False,
+        ).to_pylist()[0]
+        database, port = row["d"], row["p"]
+        self.server_version = int(row["v"])
+        pinned = DIALECT.literal(row["s"])
+        self._setup += f"; SELECT pg_catalog.set_config('search_path', {pinned}, false)"
         host = _host(url)
         readable = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{host}-{port}-{database}")[:60]
         digest = hashlib.sha1(f"{host}\0{port}\0{database}".encode()).hexdigest()[:8]
@@ -226,6 +262,9 @@ class PostgresEngine(Engine):
                 raise QueryError("the database connection is closed")
             if self._idle:
                 return self._idle.pop()
+        return self._acquire_new()
+
+    def _acquire_new(self) -> _Session:
         try:
             return self._connect()
         except TargetError as exc:
@@ -246,13 +285,25 @@ class PostgresEngine(Engine):
                 return
             self._closed = True
             idle, self._idle = self._idle, []
+        with self._guard_lock:
+            if self._guard_session is not None:
+                idle.append(self._guard_session)
+                self._guard_session = None
         for session in idle:
             session.close()
         with contextlib.suppress(Exception):
             self._database.close()
 
     def check(self, sql: str) -> str:
-        return guard.check(sql)
+        """The text's verdict (`guard.py`), then the catalog's on what its names resolve to."""
+        checked = guard.inspect(sql)
+        try:
+            resolve.judge(checked, self._guard_rows)
+        except QueryTimeout:
+            raise GuardError("refused: the server did not answer the guard's catalog query in time") from None
+        except QueryError as exc:
+            raise GuardError(f"refused: the guard could not read the server's catalog: {exc}") from None
+        return checked.statement
 
     def run(
         self,
@@ -262,10 +313,23 @@ class PostgresEngine(Engine):
         timeout: float | None,
         cancel: CancelToken | None,
     ) -> QueryResult:
+        """A statement from outside: each row measured by the server, the session reset after."""
+        return self._run(statement, cap=cap, timeout=timeout, cancel=cancel, trusted=False)
+
+    def _run(
+        self,
+        statement: str,
+        *,
+        cap: int | None,
+        timeout: float | None,
+        cancel: CancelToken | None,
+        trusted: bool,
+    ) -> QueryResult:
         session = self._begin(timeout)
         running = _Running(session)
         timed_out = threading.Event()
         broken = False
+        limits = fetch.Limits.of(self.settings.memory_limit, timeout)
 
         def on_timeout() -> None:
             timed_out.set()
@@ -278,7 +342,10 @@ class PostgresEngine(Engine):
                 cancel.attach(running)
             if running.stopped:
                 raise QueryCancelled("query cancelled")
-            table, truncated = _fetch(session, statement, cap)
+            table, truncated = _fetch(session, statement, cap, limits, measure=not trusted)
+        except _Stopped as stop:
+            broken = True  # the read stopped mid-stream: the connection is dropped rather than drained
+            raise stop.error from None
         except adbc_driver_manager.Error as exc:
             state = sqlstate(exc)
             gone = state.startswith(SERVER_GONE_STATES)
@@ -291,17 +358,29 @@ class PostgresEngine(Engine):
                 raise QueryCancelled("query cancelled") from None
             if gone:
                 raise QueryError(f"the server connection was lost: {query_message(exc)}") from None
-            raise QueryError(query_message(exc)) from None
+            wide = fetch.too_wide(query_message(exc), limits)
+            raise (wide or QueryError(query_message(exc))) from None
         finally:
             running.finish()
             if timer is not None:
                 timer.cancel()
             if cancel is not None:
                 cancel.detach(running)
-            broken = _end(session) or broken
+            broken = broken or self._end(session, reset=not trusted)  # a broken one is closed, not drained
             self._release(session, broken=broken)
         elapsed = (time.perf_counter() - started) * 1000
         return QueryResult(statement, table, truncated, elapsed, cap)
+
+    def _end(self, session: _Session, *, reset: bool) -> bool:
+        """Roll back, and reset what outlives a rollback after a statement from outside; True when
+        the connection is no longer fit for another statement."""
+        seed = secrets.randbelow(2**31) / 2**31
+        script = f"{_RESET}{self._setup}; SELECT pg_catalog.setseed({seed!r})" if reset else "ROLLBACK"
+        try:
+            session.script(script)
+            return False
+        except adbc_driver_manager.Error:
+            return True
 
     def _begin(self, timeout: float | None) -> _Session:
         """A session inside a fresh READ ONLY transaction; a pooled connection the server has
@@ -321,9 +400,44 @@ class PostgresEngine(Engine):
     def load_catalog(self) -> Catalog:
         return catalog.load_catalog(self.catalog_rows)
 
+    def _guard_rows(self, sql: str) -> list[tuple[Any, ...]]:
+        """The guard's catalog queries, on a session of their own that runs nothing else (so the
+        reset after a statement never drops their prepared plans): one round trip each, under the
+        session's `statement_timeout`, the time limit. One at a time; each takes a millisecond."""
+        with self._guard_lock:
+            for attempt in (1, 2):
+                session = self._guard_session or self._new_guard_session()
+                try:
+                    return QueryResult(sql, session.query(sql, copy=False), False, 0.0).rows()
+                except adbc_driver_manager.Error as exc:
+                    state = sqlstate(exc)
+                    if state.startswith(SERVER_GONE_STATES) or not state:
+                        session.close()
+                        self._guard_session = None
+                        if attempt == 1:
+                            continue
+                    if "statement timeout" in str(exc):
+                        raise QueryTimeout(query_message(exc)) from None
+                    raise QueryError(query_message(exc)) from None
+        raise AssertionError("unreachable")
+
+    def _new_guard_session(self) -> _Session:
+        session = self._acquire_new()
+        try:
+            # planned once for any names; JIT would compile the recursive query (its estimate is
+            # large, its run a millisecond)
+            prepared = resolve.prepare_sql(self.server_version)
+            session.script(f"SET jit = off; SET plan_cache_mode = force_generic_plan; {prepared}")
+        except adbc_driver_manager.Error as exc:
+            session.close()
+            raise QueryError(query_message(exc)) from None
+        self._guard_session = session
+        return session
+
     def catalog_rows(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
         """Trusted metadata queries of our own (never model or user SQL), in a read-only transaction."""
-        result = self.run(sql, cap=None, timeout=max(self.settings.query_timeout_s, 60.0), cancel=None)
+        timeout = max(self.settings.query_timeout_s, 60.0)
+        result = self._run(sql, cap=None, timeout=timeout, cancel=None, trusted=True)
         return result.rows()
 
 
@@ -332,36 +446,51 @@ def open_target(url: str, settings: Settings) -> Engine:
     return PostgresEngine(url, settings)
 
 
+def _milliseconds(timeout: float | None) -> int:
+    """PostgreSQL's spelling of a time limit: 0 is none."""
+    return max(int(timeout * 1000), 0) if timeout else 0
+
+
 def _begin_sql(timeout: float | None) -> str:
-    limit_ms = int(timeout * 1000) if timeout else 0
     lock_ms = int(min(timeout or _LOCK_TIMEOUT_S, _LOCK_TIMEOUT_S) * 1000)
     return (
         "BEGIN TRANSACTION READ ONLY; "
-        f"SET LOCAL statement_timeout = {max(limit_ms, 0)}; "
+        f"SET LOCAL statement_timeout = {_milliseconds(timeout)}; "
         f"SET LOCAL lock_timeout = {max(lock_ms, 1)}; "
         f"SET LOCAL idle_in_transaction_session_timeout = '{_IDLE_IN_TRANSACTION_S}s'"
     )
 
 
-def _end(session: _Session) -> bool:
-    """Roll back; True when the connection is no longer fit for another statement."""
-    try:
-        session.script("ROLLBACK")
-        return False
-    except adbc_driver_manager.Error:
-        return True
+class _Stopped(Exception):
+    """The read was stopped by a limit of astro's, mid-stream: `error` says which."""
+
+    def __init__(self, error: QueryError) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
-def _fetch(session: _Session, statement: str, cap: int | None) -> tuple[pa.Table, bool]:
-    """Read at most cap + 1 rows: the extra probe row is how truncation is known."""
+def _fetch(
+    session: _Session, statement: str, cap: int | None, limits: fetch.Limits, *, measure: bool
+) -> tuple[pa.Table, bool]:
+    """Read at most cap + 1 rows (the extra probe row is how truncation is known), within the
+    limits; a query from outside has each row measured by the server first."""
     query = guard.is_query(statement)
-    if cap is not None and query:
-        table = session.query(
-            f"SELECT * FROM (\n{statement}\n) AS astro_capped LIMIT {int(cap) + 1}", copy=True
-        )
+    schema = session.describe(statement) if query and measure else None
+    checked = fetch.measured(schema)
+    if query and (cap is not None or checked):
+        sql = fetch.wrapped(statement, schema, cap, limits.row_bytes if checked else None)
     else:
-        table = session.query(statement, copy=query)
-    table = normalize(table)
+        sql = statement
+    reader = session.stream(sql, copy=query)
+    try:
+        try:
+            batches = fetch.read(reader, limits)
+        except QueryError as exc:
+            raise _Stopped(exc) from None
+        table = pa.Table.from_batches(batches, schema=reader.schema)
+    finally:
+        reader.close()
+    table = normalize(fetch.restore(table, schema, checked))
     if cap is not None and table.num_rows > cap:
         return table.slice(0, cap), True
     return table, False

@@ -1,38 +1,56 @@
-"""The parser half of PostgreSQL's read-only guarantee; the READ ONLY transaction in `engine.py` is the other.
+"""The parser half of PostgreSQL's read-only guarantee: what the text says, before the server is asked.
 
 SQL is parsed by PostgreSQL's own parser (pglast wraps libpg_query, the server's
 grammar compiled as a library), so the guard and the server agree on where a
 string, a comment or a dollar-quoted body ends. Exactly one statement of a
 read-only kind passes: a query (SELECT, VALUES, TABLE, WITH … SELECT), EXPLAIN
-of one, or SHOW. The whole tree is then walked: SELECT INTO, FOR UPDATE/SHARE,
-data-modifying CTEs and functions with side effects are refused.
+of one, or SHOW of a setting on the allowlist (`policy.py`). The whole tree is
+walked: SELECT INTO, FOR UPDATE/SHARE and data-modifying CTEs are refused, and
+every name that can make the server call something is collected for
+`resolve.py`, which judges what those names resolve to in the server's catalog:
+
+- function calls, whatever the notation: `f(x)`, `s.f(x)`, and field selection,
+  which is a call when the field is not a column (`(x).f` and `t.f` call `f(x)`,
+  `f(t)`); every name after the first of a column reference counts;
+- operators, explicit (`a + b`, `OPERATOR(s.+)`, `ORDER BY … USING`, `= ANY`)
+  and the ones the grammar implies (`=` of IN, CASE, USING joins; `<=`/`>=` of
+  BETWEEN);
+- types named by a cast or a column definition (a cast calls a cast function, a
+  domain runs its CHECK constraints), and by a call: `d(x)`, when no function `d`
+  matches, converts to type `d` (without a cast function, but with d's CHECKs);
+- relations (a view runs its query, a table with row security its policies),
+  minus references to a CTE in scope, so `WITH pg_settings AS (…)` is the CTE;
+- TABLESAMPLE methods (functions, too).
+
+Before any of it: input over 100,000 characters, 20,000 words and symbols, or
+nested deeper than 200 brackets is refused, which bounds the parse before the
+time and memory limits of the statement apply (BENCHMARKS.md has its cost at the cap). A name known to
+have side effects is refused here already, without asking the server.
 
 The engine keeps `standard_conforming_strings` on, the only setting under which
 libpg_query's reading of backslashes in literals is the server's.
-
-Functions refused, and why (a READ ONLY transaction already stops many writes,
-but not these):
-- they change state outside the transaction or survive its rollback: sequences,
-  advisory locks, NOTIFY, transaction ids, set_config, stats resets, WAL and
-  replication control, backends (cancel/terminate), index maintenance (BRIN/GIN);
-- they reach the server's files or other servers: pg_read_file and friends,
-  large objects (lo_*), adminpack's pg_file_*, dblink;
-- they run SQL given as text, which this guard never sees: query_to_xml and
-  the other *_to_xml functions, ts_stat, ts_rewrite, dblink, pg_background;
-- common extensions that reach the network from the server (pgsql-http, pg_net).
-pg_sleep stays allowed: the time limit and cancel stop it.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from pglast import parser as pg_parser
 
+from astro_tui.data.engines.postgres import policy
 from astro_tui.data.errors import GuardError, syntax_message
 from astro_tui.data.input_limits import check_input, too_deep
+
+MAX_SQL_CHARS = 100_000
+"""PostgreSQL's own cap, below the shared one: pglast's JSON tree costs ≈45 bytes per character."""
+MAX_TOKENS = 20_000
+"""The parse's cost follows the tree's nodes, about one per token: counted (over, never under:
+every punctuation mark is one) before pglast sees the text."""
+_TOKEN = re.compile(r"\w+|[^\w\s]")
 
 _READ_ONLY_KINDS = {"SelectStmt", "ExplainStmt", "VariableShowStmt"}
 _WRITING_NODES = {
@@ -41,78 +59,8 @@ _WRITING_NODES = {
     "DeleteStmt": "DELETE",
     "MergeStmt": "MERGE",
 }
-
-_SIDE_EFFECT_FUNCTIONS = frozenset(
-    {
-        "nextval",
-        "setval",
-        "set_config",
-        "txid_current",
-        "pg_current_xact_id",
-        "pg_notify",
-        "pg_cancel_backend",
-        "pg_terminate_backend",
-        "pg_reload_conf",
-        "pg_rotate_logfile",
-        "pg_switch_wal",
-        "pg_promote",
-        "pg_log_backend_memory_contexts",
-        "pg_log_standby_snapshot",
-        "pg_import_system_collations",
-        "pg_nextoid",
-        "pg_extension_config_dump",
-        "pg_read_file",
-        "pg_read_binary_file",
-        "pg_stat_file",
-        "pg_start_backup",
-        "pg_stop_backup",
-        "pg_prewarm",
-        "brin_summarize_new_values",
-        "brin_summarize_range",
-        "brin_desummarize_range",
-        "gin_clean_pending_list",
-        "loread",
-        "lowrite",
-        "ts_stat",
-        "ts_rewrite",
-        "query_to_xml",
-        "query_to_xmlschema",
-        "query_to_xml_and_xmlschema",
-        "cursor_to_xml",
-        "cursor_to_xmlschema",
-        "table_to_xml",
-        "table_to_xmlschema",
-        "table_to_xml_and_xmlschema",
-        "schema_to_xml",
-        "schema_to_xmlschema",
-        "schema_to_xml_and_xmlschema",
-        "database_to_xml",
-        "database_to_xmlschema",
-        "database_to_xml_and_xmlschema",
-        "http",
-    }
-)
-_SIDE_EFFECT_PREFIXES = (
-    "lo_",
-    "pg_advisory",
-    "pg_try_advisory",
-    "pg_ls_",
-    "pg_file_",
-    "dblink",
-    "pg_stat_reset",
-    "pg_backup_",
-    "pg_wal_replay_",
-    "pg_create_",
-    "pg_drop_",
-    "pg_copy_",
-    "pg_replication_",
-    "pg_logical_",
-    "binary_upgrade_",
-    "pg_stat_statements_reset",
-    "pg_logdir_ls",
-    "pg_background",  # extension: runs SQL text in a background worker, in its own transaction
-    "http_",  # extensions pgsql-http and pg_net (net.http_get): requests from the server
-)
+IMPLIED_OPERATORS = frozenset({"=", "<>", "<", ">", "<=", ">="})
+"""What IN, CASE, NULLIF, BETWEEN, USING and NATURAL joins compare with, found by name."""
 
 _KIND_NAMES = {
     "InsertStmt": "INSERT",
@@ -149,22 +97,33 @@ _KIND_NAMES = {
     "SecLabelStmt": "SECURITY LABEL",
 }
 
+Name = tuple[str | None, str]
+"""(schema or None for a search-path lookup, name), as the parser spelled them."""
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """A statement the text allows, and every name in it the server's catalog must vouch for."""
+
+    statement: str
+    query: bool
+    """A plain query (SELECT/VALUES/TABLE/WITH), which can be wrapped in the row cap's LIMIT."""
+    functions: frozenset[Name] = field(default_factory=frozenset)
+    operators: frozenset[Name] = field(default_factory=frozenset)
+    types: frozenset[Name] = field(default_factory=frozenset)
+    coercions: frozenset[Name] = field(default_factory=frozenset)
+    """Type names a call may stand for (`d(x)` is `x::d` when no function d fits), minus casts."""
+    relations: frozenset[Name] = field(default_factory=frozenset)
+
 
 def check(sql: str) -> str:
-    """Return the single statement to run, or raise GuardError naming what was refused."""
-    if not sql or not sql.strip():
-        raise GuardError("refused: empty SQL")
-    if "\x00" in sql:
-        raise GuardError("refused: the SQL holds a NUL character")
-    check_input(sql)
-    try:
-        tree = json.loads(pg_parser.parse_sql_json(sql))
-    except RecursionError:
-        raise too_deep() from None
-    except pg_parser.ParseError as exc:
-        raise GuardError(syntax_message(str(exc.args[0] if exc.args else exc))) from None
-    except (UnicodeError, ValueError):
-        raise GuardError("refused: the SQL is not valid Unicode text") from None
+    """The single statement to run if the text allows it, else GuardError naming what was refused."""
+    return inspect(sql).statement
+
+
+def inspect(sql: str) -> Checked:
+    """Parse, refuse what the text alone shows is not read-only, and collect the names to resolve."""
+    tree = _parse(sql)
     statements = tree.get("stmts", [])
     if not statements:
         raise GuardError("refused: empty SQL")
@@ -177,8 +136,19 @@ def check(sql: str) -> str:
         ((inner, _),) = node["query"].items()
         if inner != "SelectStmt":
             raise GuardError(f"refused: EXPLAIN of {_kind_name(inner)} is not a read-only statement")
-    _check_tree({kind: node})
-    return _statement_text(sql, statements[0])
+    if kind == "VariableShowStmt":
+        policy.check_setting(str(node.get("name", "")), how="SHOW")
+    names = _Names()
+    names.collect({kind: node})
+    return Checked(
+        statement=_statement_text(sql, statements[0]),
+        query=kind == "SelectStmt",
+        functions=frozenset(names.functions),
+        operators=frozenset(names.operators | {(None, op) for op in IMPLIED_OPERATORS}),
+        types=frozenset(names.types),
+        coercions=frozenset(names.coercions),
+        relations=frozenset(names.relations),
+    )
 
 
 def is_query(statement: str) -> bool:
@@ -187,11 +157,32 @@ def is_query(statement: str) -> bool:
     False for EXPLAIN, SHOW and anything that does not parse as exactly one query.
     """
     try:
-        tree = json.loads(pg_parser.parse_sql_json(statement))
-    except (pg_parser.ParseError, UnicodeError, ValueError, RecursionError):
+        tree = _parse(statement)
+    except GuardError:
         return False
     statements = tree.get("stmts", [])
     return len(statements) == 1 and "SelectStmt" in statements[0]["stmt"]
+
+
+def _parse(sql: str) -> dict[str, Any]:
+    if not sql or not sql.strip():
+        raise GuardError("refused: empty SQL")
+    if "\x00" in sql:
+        raise GuardError("refused: the SQL holds a NUL character")
+    if len(sql) > MAX_SQL_CHARS:
+        raise GuardError(f"refused: the SQL is longer than {MAX_SQL_CHARS:,} characters")
+    check_input(sql)
+    for count, _ in enumerate(_TOKEN.finditer(sql), start=1):
+        if count > MAX_TOKENS:
+            raise GuardError(f"refused: the SQL has more than {MAX_TOKENS:,} words and symbols")
+    try:
+        return dict(json.loads(pg_parser.parse_sql_json(sql)))
+    except RecursionError:
+        raise too_deep() from None
+    except pg_parser.ParseError as exc:
+        raise GuardError(syntax_message(str(exc.args[0] if exc.args else exc))) from None
+    except (UnicodeError, ValueError):
+        raise GuardError("refused: the SQL is not valid Unicode text") from None
 
 
 def _kind_name(kind: str) -> str:
@@ -204,8 +195,31 @@ def _kind_name(kind: str) -> str:
     return name or kind
 
 
-def _check_tree(root: dict[str, Any]) -> None:
-    for key, node in _walk(root):
+def _strings(items: list[Any] | None) -> list[str]:
+    """The names of a qualified-name list (`[{"String": {"sval": "s"}}, …]`); A_Star and the like dropped."""
+    return [str(i["String"]["sval"]) for i in items or () if isinstance(i, dict) and "String" in i]
+
+
+def _qualified(parts: list[str]) -> Name:
+    """`[db, schema, name]` or `[schema, name]` or `[name]`; a database part is the server's to refuse."""
+    return (parts[-2] if len(parts) >= 2 else None, parts[-1])
+
+
+class _Names:
+    """One pass over the tree: refusals the text alone decides, names for the catalog to resolve."""
+
+    def __init__(self) -> None:
+        self.functions: set[Name] = set()
+        self.operators: set[Name] = set()
+        self.types: set[Name] = set()
+        self.coercions: set[Name] = set()
+        self.relations: set[Name] = set()
+
+    def collect(self, root: dict[str, Any]) -> None:
+        for key, node, ctes in _walk(root):
+            self._visit(key, node, ctes)
+
+    def _visit(self, key: str, node: dict[str, Any], ctes: frozenset[str]) -> None:
         if key in _WRITING_NODES:
             raise GuardError(f"refused: {_WRITING_NODES[key]} inside a query is not read-only")
         if key == "SelectStmt":
@@ -214,39 +228,87 @@ def _check_tree(root: dict[str, Any]) -> None:
             if node.get("lockingClause"):
                 raise GuardError("refused: FOR UPDATE/SHARE locks rows, not a read-only query")
         elif key == "FuncCall":
-            name = _function_name(node)
-            if _refused_function(name):
-                raise GuardError(
-                    f"refused: {name}() has side effects, reaches files or runs SQL unseen; "
-                    "not a read-only query"
-                )
+            name = _qualified(_strings(node.get("funcname")))
+            policy.check_function_name(name[1], node.get("args"))
+            self.functions.add(name)
+            self.coercions.add(name)  # `d(x)` with no function d converts to type d, checks and all
+        elif key == "ColumnRef":
+            for field_name in _strings(node.get("fields"))[1:]:
+                self._field(field_name)
+        elif key == "A_Indirection":
+            for field_name in _strings(node.get("indirection")):
+                self._field(field_name)
+        elif key == "A_Expr":
+            parts = _strings(node.get("name"))
+            if parts and node.get("kind") not in ("AEXPR_BETWEEN", "AEXPR_NOT_BETWEEN", "AEXPR_BETWEEN_SYM"):
+                self.operators.add(_qualified(parts))
+            elif parts:
+                self.operators.update({(None, "<="), (None, ">=")})
+        elif key == "SortBy" and node.get("useOp"):
+            self.operators.add(_qualified(_strings(node["useOp"])))
+        elif key == "SubLink" and node.get("operName"):
+            self.operators.add(_qualified(_strings(node["operName"])))
+        elif key in ("TypeName", "typeName"):
+            self.types.add(_qualified(_strings(node.get("names"))))
+        elif key == "RangeTableSample":
+            self.functions.add(_qualified(_strings(node.get("method"))))
+        elif key == "RangeVar":
+            relation = str(node.get("relname", ""))
+            schema = node.get("schemaname")
+            if schema is None and relation in ctes:
+                return
+            self.relations.add((str(schema) if schema is not None else None, relation))
+
+    def _field(self, name: str) -> None:
+        """A field name may be a call in disguise: `(x).f` is `f(x)` when `f` is not a field of x."""
+        policy.check_function_name(name, None, field_notation=True)
+        self.functions.add((None, name))
 
 
-def _function_name(node: dict[str, Any]) -> str:
-    parts = node.get("funcname") or []
-    last = parts[-1] if parts else {}
-    return str(last.get("String", {}).get("sval", "")).lower()
+def _walk(root: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any], frozenset[str]]]:
+    """Every (node type, node, CTE names in scope) of libpg_query's JSON tree, iteratively.
 
-
-def _refused_function(name: str) -> bool:
-    return name in _SIDE_EFFECT_FUNCTIONS or name.startswith(_SIDE_EFFECT_PREFIXES)
-
-
-def _walk(value: Any) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Every (node type, node) pair in libpg_query's JSON tree, iteratively (deep trees are fine)."""
-    stack: list[Any] = [value]
+    A WITH's names are visible in its own statement; in a non-recursive WITH a
+    CTE sees only the ones before it, in WITH RECURSIVE all of them. Type names
+    arrive under the `typeName` key, not a `TypeName` node, and are reported as such.
+    """
+    stack: list[tuple[Any, frozenset[str]]] = [(root, frozenset())]
     while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            for key, child in item.items():
-                if isinstance(child, dict):
-                    if key[:1].isupper():
-                        yield key, child
-                    stack.append(child)
-                elif isinstance(child, list):
-                    stack.extend(child)
-        elif isinstance(item, list):
-            stack.extend(item)
+        item, ctes = stack.pop()
+        if isinstance(item, list):
+            stack.extend((child, ctes) for child in item)
+            continue
+        if not isinstance(item, dict):
+            continue
+        for key, child in item.items():
+            if isinstance(child, list):
+                stack.extend((c, ctes) for c in child)
+                continue
+            if not isinstance(child, dict):
+                continue
+            if key == "typeName":
+                yield key, child, ctes
+            elif key[:1].isupper():
+                yield key, child, ctes
+                if key == "SelectStmt" and child.get("withClause"):
+                    stack.extend(_scoped_select(child, ctes))
+                    continue
+            stack.append((child, ctes))
+
+
+def _scoped_select(select: dict[str, Any], outer: frozenset[str]) -> list[tuple[Any, frozenset[str]]]:
+    """A SELECT with a WITH clause: its CTEs' queries and the rest, each with the names it can see."""
+    with_clause = select["withClause"]
+    ctes = [c.get("CommonTableExpr", {}) for c in with_clause.get("ctes", [])]
+    names = [str(c.get("ctename", "")) for c in ctes]
+    every = outer | frozenset(names)
+    pending: list[tuple[Any, frozenset[str]]] = []
+    for index, cte in enumerate(ctes):
+        visible = every if with_clause.get("recursive") else outer | frozenset(names[:index])
+        pending.append((cte, visible))
+    rest = {k: v for k, v in select.items() if k != "withClause"}
+    pending.append((rest, every))
+    return pending
 
 
 def _statement_text(sql: str, statement: dict[str, Any]) -> str:

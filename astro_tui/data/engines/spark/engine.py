@@ -65,10 +65,10 @@ from astro_tui.config import Settings
 from astro_tui.data.cancel import CancelToken
 from astro_tui.data.catalog_model import Catalog
 from astro_tui.data.engines.base import Dialect, Engine
-from astro_tui.data.engines.duckdb.pool import memory_bytes
 from astro_tui.data.engines.spark import catalog, guard, remote, verdict
 from astro_tui.data.engines.spark.errors import is_connection_error, message
 from astro_tui.data.errors import GuardError, QueryCancelled, QueryError, QueryTimeout, TargetError
+from astro_tui.data.memory_limit import memory_bytes
 from astro_tui.data.results import QueryResult
 from astro_tui.data.urls import redact_url
 from astro_tui.data.watchdog import WATCHDOG, Deadline

@@ -1,0 +1,345 @@
+"""What a database file defines, and what DuckDB resolves a statement to over it.
+
+A name in a statement is not the function or table that runs. DuckDB looks an
+unqualified name up along its search path — temporary objects, the file's
+`main`, then the built-ins — so a macro or view of the file can stand in for a
+built-in of the same name, even one the statement never names (`count(*)` is
+`count_star()`, `split_part` calls `string_split`, `information_schema.tables`
+calls `duckdb_tables()`). A view runs its definition, a table its generated
+columns, a macro its body and its default arguments: none of which the
+statement shows.
+
+So for a statement that can reach any of these, before it runs:
+1. every definition it names (in any schema, any case: an over-approximation)
+   is walked with the guard's own rules, transitively;
+2. a macro of the file must be given every argument it declares: its default
+   values are kept where no catalog listing shows them, and DuckDB evaluates
+   them while binding;
+3. DuckDB binds the statement (`json_serialize_plan`, not optimised: nothing
+   runs) and every call in the bound plan is judged as resolved — a table
+   function by its catalog path, a scan by its table, a function by name, a plan
+   step against the read-only ones;
+4. on a file that defines something under a built-in's name, the statement is
+   also bound with the built-ins first in the search path, and refused unless
+   both bindings are the same: a built-in's name never runs the file's code.
+A statement that reaches none of it, the usual case, pays a word lookup.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+
+from astro_tui.data.engines.duckdb.guard import (
+    SAFE_TABLE_FUNCTIONS,
+    Rules,
+    ascii_lower,
+    check_ast,
+    refused_function,
+    walk,
+)
+from astro_tui.data.errors import GuardError, QueryError, engine_message, one_line
+from astro_tui.data.input_limits import too_deep
+
+_WORD = re.compile(r"\w+")
+_PLAN = (
+    "SELECT system.main.json_serialize_plan(?, skip_null := true, skip_empty := true, "
+    "skip_default := true, optimize := false)"
+)
+"""Qualified: the statement is bound as DuckDB will, but the call that binds it is DuckDB's."""
+_READ_ONLY_STEPS = frozenset({
+    "LOGICAL_PROJECTION", "LOGICAL_FILTER", "LOGICAL_AGGREGATE_AND_GROUP_BY", "LOGICAL_WINDOW",
+    "LOGICAL_UNNEST", "LOGICAL_LIMIT", "LOGICAL_ORDER_BY", "LOGICAL_TOP_N", "LOGICAL_DISTINCT",
+    "LOGICAL_SAMPLE", "LOGICAL_PIVOT", "LOGICAL_GET", "LOGICAL_CHUNK_GET", "LOGICAL_DELIM_GET",
+    "LOGICAL_EXPRESSION_GET", "LOGICAL_DUMMY_SCAN", "LOGICAL_EMPTY_RESULT", "LOGICAL_CTE_REF",
+    "LOGICAL_JOIN", "LOGICAL_DELIM_JOIN", "LOGICAL_COMPARISON_JOIN", "LOGICAL_ANY_JOIN",
+    "LOGICAL_CROSS_PRODUCT", "LOGICAL_POSITIONAL_JOIN", "LOGICAL_ASOF_JOIN", "LOGICAL_DEPENDENT_JOIN",
+    "LOGICAL_UNION", "LOGICAL_EXCEPT", "LOGICAL_INTERSECT", "LOGICAL_RECURSIVE_CTE",
+    "LOGICAL_MATERIALIZED_CTE",
+})  # fmt: skip
+"""Plan steps of a query; anything else (an insert, a copy, a pragma, an extension's own
+operator, whatever a DuckDB upgrade adds) is refused until someone looks at it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Definition:
+    """One thing the file (or a built-in that calls into the file) defines under a name."""
+
+    what: str
+    """How a refusal names it: `view main.v`, `macro s.m`, `generated column of table t`."""
+    body: str | None
+    """A SELECT the guard's rules can walk; None when it could not be read."""
+    parameters: int = 0
+    macro: bool = False
+
+
+def builtins_first(cursor: duckdb.DuckDBPyConnection) -> str:
+    """A search path with DuckDB's built-ins first, then the default database's schemas (`main`
+    first, so unqualified names mean what they meant; the others so that `schema.table` still
+    finds its schema). Read with fully qualified calls: the file's own `duckdb_schemas()`
+    could stand in for an unqualified one."""
+    (database,) = cursor.execute("SELECT system.main.current_database()").fetchone() or ("",)
+    rows = cursor.execute(
+        "SELECT schema_name FROM system.main.duckdb_schemas() "
+        "WHERE database_name = system.main.current_database()"
+    ).fetchall()
+    schemas = sorted((str(r[0]) for r in rows), key=lambda name: (name != "main", name))
+    ours = [f"{_quoted(database)}.{_quoted(schema)}" for schema in schemas]
+    return ",".join(["system.main", "system.pg_catalog", *ours])
+
+
+def with_builtins_first(cursor: duckdb.DuckDBPyConnection, search_path: str) -> duckdb.DuckDBPyConnection:
+    cursor.execute(f"SET search_path = {_literal(search_path)}")
+    return cursor
+
+
+class FileDefinitions:
+    """The guard's view of an open database (`guard.Definitions`), read once per worker.
+
+    `cursor` gives a new cursor of the worker's connection as a statement gets it (names
+    resolved as DuckDB resolves them); `trusted` one with the built-ins first in its search
+    path, for astro's own queries, which the file's macros must never stand in for (a
+    `main.duckdb_views()` would hide the file's views from the guard). The worker can
+    interrupt both. `trusted_views` are astro's own (the Parquet targets' views over their
+    files). A plan that scans Parquet cannot be shown (DuckDB 2.0 cannot serialise that
+    step), so a statement that needs its plan judged and reads one of those views is refused."""
+
+    def __init__(
+        self,
+        cursor: Callable[[], duckdb.DuckDBPyConnection],
+        trusted: Callable[[], duckdb.DuckDBPyConnection],
+        *,
+        trusted_views: Iterable[Iterable[str]] = (),
+    ) -> None:
+        self._cursor = cursor
+        self._trusted = trusted
+        self._own_views = {tuple(ascii_lower(p) for p in view) for view in trusted_views}
+        self._defined: dict[str, list[Definition]] | None = None
+        self._odd: list[str] = []
+        self._macros: dict[str, list[Definition]] = {}
+        self._clean: set[str] = set()
+        self._tainted: dict[str, str] = {}
+        self._shadows = False
+        """Whether the file defines something under the name of a built-in."""
+
+    @classmethod
+    def of(cls, con: duckdb.DuckDBPyConnection) -> FileDefinitions:
+        """Over one connection, in the process that holds it (a worker has its own cursors, which
+        it can interrupt)."""
+        path = builtins_first(con)
+        return cls(con.cursor, lambda: with_builtins_first(con.cursor(), path))
+
+    def mentioned(self, text: str) -> bool:
+        return bool(self._reached(text))
+
+    def judge(self, text: str, rules: Rules) -> None:
+        reached = self._reached(text)
+        self._vet(reached)
+        self._check_calls(rules.calls)
+        if reached or rules.unsettled or self._shadows:
+            self._check_plan(text, rules)
+
+    def _definitions(self) -> dict[str, list[Definition]]:
+        if self._defined is None:
+            defined: dict[str, list[Definition]] = {}
+            for key, definition in self._read():
+                defined.setdefault(key, []).append(definition)
+            self._macros = {k: [d for d in v if d.macro] for k, v in defined.items()}
+            self._odd = [k for k in defined if not _WORD.fullmatch(k)]
+            if defined:
+                self._shadows = self._shadowing(defined)
+            self._defined = defined
+        return self._defined
+
+    def _rows(self, sql: str) -> list[tuple[Any, ...]]:
+        """Astro's own queries of the catalog, the built-ins first (see the class)."""
+        cursor = self._trusted()
+        try:
+            return cursor.execute(sql).fetchall()
+        finally:
+            cursor.close()
+
+    def _read(self) -> Iterable[tuple[str, Definition]]:
+        """The file's macros, views (not astro's own) and tables with generated columns."""
+        for db, schema, name, kind, body, parameters in self._rows(
+            "SELECT database_name, schema_name, function_name, function_type, macro_definition, "
+            "len(parameters) FROM duckdb_functions() "
+            "WHERE NOT internal AND function_type IN ('macro', 'table_macro')"  # built-ins first
+        ):
+            select = body if kind == "table_macro" else f"SELECT {body}"
+            what = f"{kind.replace('_', ' ')} {db}.{schema}.{name}"
+            yield name.lower(), Definition(what, select if body else None, int(parameters or 0), macro=True)
+        for db, schema, name, sql in self._rows(
+            "SELECT database_name, schema_name, view_name, sql FROM duckdb_views() WHERE NOT internal"
+        ):
+            if (ascii_lower(db), ascii_lower(schema), ascii_lower(name)) not in self._own_views:
+                yield name.lower(), Definition(f"view {db}.{schema}.{name}", view_query(sql))
+        for db, schema, name, expressions in self._rows(
+            "SELECT database_name, schema_name, table_name, list(generation_expression) "
+            "FROM duckdb_columns() WHERE is_generated GROUP BY ALL"
+        ):
+            what = f"generated columns of table {db}.{schema}.{name}"
+            yield name.lower(), Definition(what, "SELECT " + ", ".join(expressions))
+
+    def _shadowing(self, defined: dict[str, list[Definition]]) -> bool:
+        builtin = {
+            str(name).lower()
+            for (name,) in self._rows(
+                "SELECT function_name FROM duckdb_functions() WHERE internal "
+                "UNION SELECT view_name FROM duckdb_views() WHERE internal"
+            )
+        }
+        return bool(builtin & set(defined))
+
+    def _reached(self, text: str) -> set[str]:
+        defined = self._definitions()
+        if not defined:
+            return set()
+        lowered = text.lower()
+        reached = {word for word in _WORD.findall(lowered) if word in defined}
+        for key in self._odd:
+            if any(form in lowered for form in (key, key.replace('"', '""'), key.replace("'", "''"))):
+                reached.add(key)
+        return reached
+
+    def _vet(self, keys: Iterable[str]) -> None:
+        """Walk every definition reachable from `keys` with the guard's rules; a refusal names
+        the definition. Iterative: a chain of views may be long, and a cycle adds nothing."""
+        defined = self._definitions()
+        pending = [k for k in keys if k not in self._clean]
+        seen: set[str] = set()
+        while pending:
+            key = pending.pop()
+            if key in seen or key in self._clean:
+                continue
+            seen.add(key)
+            if key in self._tainted:
+                raise GuardError(self._tainted[key])
+            for definition in defined.get(key, ()):
+                try:
+                    if definition.body is None:
+                        raise GuardError("refused: its definition cannot be read")
+                    rules = Rules(resolving=True)
+                    check_ast(definition.body, rules)
+                    self._check_calls(rules.calls)
+                except GuardError as exc:
+                    reason = str(exc).removeprefix("refused: ")
+                    self._tainted[key] = f"refused: the {definition.what} is not allowed here: {reason}"
+                    raise GuardError(self._tainted[key]) from None
+                pending.extend(self._reached(definition.body))
+        self._clean |= seen
+
+    def _check_calls(self, calls: list[tuple[str, int]]) -> None:
+        self._definitions()
+        for name, given in calls:
+            for macro in self._macros.get(name.lower(), ()):
+                if macro.parameters > given:
+                    raise GuardError(
+                        f"refused: {name}() is the {macro.what} of the database, which declares "
+                        f"{macro.parameters} parameters; give all of them (its default values are "
+                        "not shown anywhere astro can check them)"
+                    )
+
+    def _check_plan(self, text: str, rules: Rules) -> None:
+        plan = self._bind(text)
+        if self._shadows and self._bind(text, builtins_first=True) != plan:
+            raise GuardError(  # whether or not it binds: what would run, or fail, is not DuckDB's
+                "refused: the database defines something under the name of a DuckDB built-in, "
+                "and this statement would run it in the built-in's place"
+            )
+        try:
+            tree = json.loads(plan)
+        except RecursionError:
+            raise too_deep() from None
+        if tree.get("error"):
+            raise _plan_error(tree, rules)
+        for node in walk(tree.get("plans", [])):
+            self._judge_step(node)
+
+    def _bind(self, text: str, *, builtins_first: bool = False) -> str:
+        cursor = self._trusted() if builtins_first else self._cursor()
+        try:
+            row = cursor.execute(_PLAN, [text]).fetchone()
+        finally:
+            cursor.close()
+        return str(row[0]) if row else "{}"
+
+    def _judge_step(self, node: dict[str, Any]) -> None:
+        step = node.get("type")
+        if isinstance(step, str) and step.startswith("LOGICAL_") and step not in _READ_ONLY_STEPS:
+            shown = step.removeprefix("LOGICAL_").replace("_", " ").lower()
+            raise GuardError(f"refused: DuckDB would run this as a {shown} step, not a read-only query")
+        qname = node.get("qname")
+        if not isinstance(qname, dict):
+            return
+        path = [str(p) for p in qname.get("path") or []]
+        name = ascii_lower(path[-1]) if path else ""
+        builtin = len(path) == 3 and ascii_lower(path[0]) == "system"
+        shown = ".".join(path) or "?"
+        if step == "LOGICAL_GET":
+            if path == ["seq_scan"] and isinstance(node.get("function_data"), dict):
+                return  # a table of the database
+            if builtin and name in SAFE_TABLE_FUNCTIONS:
+                return
+            raise GuardError(f"refused: this statement resolves to {shown}(), a table function astro refuses")
+        if len(path) > 1 and not builtin:
+            raise GuardError(f"refused: this statement resolves to {shown}(), a function astro does not know")
+        if refused_function(name):
+            raise GuardError(
+                f"refused: this statement resolves to {shown}(), which reads files, runs SQL named in "
+                "text, changes state or shows the machine"
+            )
+
+
+def _plan_error(tree: dict[str, Any], rules: Rules) -> Exception:
+    """Binding failed: DuckDB's own error (the statement would fail alike), unless DuckDB cannot
+    show its plan at all, or a name only binding could settle was not settled: then the
+    refusal that name stands for (a file, a system view, a table function)."""
+    kind = str(tree.get("error_type", "")).strip()
+    message = str(tree.get("error_message", "")).strip()
+    if "serializ" in message.lower() or kind in ("not implemented", "internal"):
+        reason = one_line(Exception(message))
+        return GuardError(f"refused: DuckDB cannot show how it would run this statement ({reason})")
+    if rules.unsettled:
+        return GuardError(rules.unsettled[0])
+    title = " ".join(word.capitalize() for word in kind.split()) or "Query"
+    return QueryError(engine_message(Exception(f"{title} Error: {message}")))
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def view_query(sql: str | None) -> str | None:
+    """The query of a `CREATE VIEW name [(columns)] AS query;`, found with DuckDB's tokenizer."""
+    if not sql:
+        return None
+    data = sql.encode("utf-8", "surrogatepass")
+    try:
+        found = duckdb.tokenize(sql)
+    except duckdb.Error:
+        return None
+    depth = 0
+    seen_view = False
+    for index, (start, kind) in enumerate(found):  # offsets in bytes of UTF-8
+        end = found[index + 1][0] if index + 1 < len(found) else len(data)
+        word = data[start:end].decode("utf-8", "replace").strip()
+        if word == "(":
+            depth += 1
+        elif word == ")":
+            depth -= 1
+        elif kind == duckdb.token_type.keyword and word.lower() == "view":
+            seen_view = True
+        elif seen_view and depth == 0 and kind == duckdb.token_type.keyword and word.lower() == "as":
+            query = data[end:].decode("utf-8", "surrogatepass")
+            return query.strip().rstrip(";").strip() or None
+    return None
