@@ -3,8 +3,8 @@
 Each test is named for the class of its finding: `leak` (the server's paths, settings, user),
 `limits` (astro's own work, or the statement on the server, outliving the time limit or the
 memory limit), `lifecycle` (a statement left running after astro exits) and `legit`
-(a query an analyst would write, refused). The findings fixed on this branch pass; the
-others fail until the engine stops them, and say so in their docstring.
+(a query an analyst would write, refused). The findings fixed on this branch pass; those
+astro cannot stop are strict xfails, listed in SECURITY.md's Spark known gaps.
 
 The server-side tests read the Spark server's own CPU time (from /proc, the server being a
 child of this test session): a statement stopped at the time limit leaves the server idle,
@@ -75,18 +75,45 @@ def test_leak_explain_formatted_shows_no_storage_path(spark: Database, spark_ser
         assert str(spark_server.warehouse) not in plan and "file:" not in plan, plan
 
 
-def test_leak_current_user_does_not_name_the_servers_account(spark_server: SparkServer) -> None:
-    """Not fixed. `current_user()`, `user()` and `session_user()` pass both gates and return the
-    account the Spark server runs as (`root` here), whatever user the client names (`user_id=…`):
-    the issue counted `${system:user.name}` as a leak, and this is the same name. Refusing them
-    (verdict.OUTSIDE) would also refuse views that filter on `current_user()`: the lead's call."""
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT current_user() AS u, user() AS v, session_user() AS w",
+        "SELECT user AS u",
+        "SELECT `current_user` AS u",
+        "SELECT session_user AS u",
+        "SELECT `uſer` AS u",
+        "VALUES (user)",
+        "SELECT typeof(user) AS t",
+        "SELECT CAST(user AS INT) AS x",
+        "SELECT 1 AS x WHERE CAST(`current_user` AS INT) = 1",
+        "SELECT to_date(session_user, 'yyyy') AS d",
+        "SELECT CAST(concat('x', USER) AS DATE) AS d",
+    ],
+)
+def test_leak_current_user_does_not_name_the_servers_account(spark_server: SparkServer, sql: str) -> None:
+    """`current_user()`, `user()` and `session_user()` passed both gates and returned the account the
+    Spark server runs as (`root` here), whatever user the client names (`user_id=…`): the issue
+    counted `${system:user.name}` as a leak, and this is the same name. The bare names (`user`,
+    `` `current_user` ``, any case, Java's folding) are current_user() to Spark and a column to
+    sqlglot; folded into the verdict's own plan, a cast of one failed there and its error printed
+    the name before any plan was judged. Fixed: the functions are refused by name in both readings
+    (verdict.OUTSIDE), the bare names by the first gate (guard._ACCOUNT_NAMES); a view that filters
+    on current_user() is refused with them."""
     account = pwd.getpwuid(os.geteuid()).pw_name  # the suite's server runs as the suite's user
     with Database.open([spark_server.url + ";user_id=analyst"], Settings()) as db:
         try:
-            shown = repr(db.execute("SELECT current_user() AS u, user() AS v, session_user() AS w").rows())
+            shown = repr(db.execute(sql).rows())
         except DataError as exc:
             shown = str(exc)
     assert account not in shown, shown
+    assert shown.startswith("refused:"), shown
+
+
+def test_leak_the_servers_time_zone_is_refused(spark: Database) -> None:
+    """`current_timezone()` names a setting of the server (`spark.sql.session.timeZone`): refused."""
+    with pytest.raises(DataError, match=r"^refused: current_timezone"):
+        spark.execute("SELECT current_timezone() AS tz")
 
 
 # legit ------------------------------------------------------------------------------------------------
@@ -160,14 +187,20 @@ def _peak_rss_mb_during(work: Callable[[], object]) -> float:
 
 
 def test_limits_the_verdicts_plan_counts_against_the_memory_limit(spark_server: SparkServer) -> None:
-    """Not fixed. A constant the optimizer folds (`repeat('x', 50000000)`) is printed whole in the
-    optimized and physical plans of the verdict's EXPLAIN: ~100 MB of plan text arrives and is
+    """A constant the optimizer folds (`repeat('x', 50000000)`) is printed whole in the
+    optimized and physical plans of the verdict's EXPLAIN: ~100 MB of plan text arrived and was
     split and searched in astro's process, outside the byte budget. With a 100 MB limit astro
-    reached +230 MB for the EXPLAIN alone and +369 MB with a 60 MB result (538 MB peak)."""
+    reached +230 MB for the EXPLAIN alone and +369 MB with a 60 MB result (538 MB peak). Fixed:
+    the session's `spark.sql.maxPlanStringLength` is a tenth of the memory limit (16 MiB at most),
+    and a plan Spark cut there is refused (verdict._CUT)."""
     sql = "SELECT id FROM range(1) WHERE concat(CAST(id AS STRING), repeat('x', 50000000)) = 'y'"
     with Database.open([spark_server.url], Settings(memory_limit="100MB")) as db:
         grown = _peak_rss_mb_during(lambda: db.execute(sql, timeout=120))
     assert grown < 110, f"astro's process grew {grown:.0f} MB under a 100 MB limit"
+    with Database.open([spark_server.url], Settings(memory_limit="100MB")) as db:
+        with pytest.raises(DataError, match="longer than astro reads"):
+            db.execute(sql, timeout=120)
+        assert db.execute("SELECT length(repeat('x', 50000000)) AS n").rows() == [(50_000_000,)]
 
 
 # limits: the statement on the server -----------------------------------------------------------------
@@ -221,12 +254,17 @@ SERVER_GRACE_S = 8.0
 repeats (5 s at most) and the tasks noticing it. A statement not stopped ran 16–40 s here."""
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="known gap (SECURITY.md, Spark): a computation that never checks for interruption "
+    "(regex backtracking, folded in the verdict's EXPLAIN or run in one task) runs on past the time limit",
+)
 @pytest.mark.parametrize(
     "sql",
     [
-        pytest.param("SELECT regexp_like(repeat('a', 42), '^(.*a){8}b') AS hit", id="folded-in-the-verdict"),
+        pytest.param("SELECT regexp_like(repeat('a', 48), '^(.*a){7}b') AS hit", id="folded-in-the-verdict"),
         pytest.param(
-            "SELECT regexp_like(concat(repeat('a', 42), CAST(id AS STRING)), '^(.*a){8}b') AS hit "
+            "SELECT regexp_like(concat(repeat('a', 48), CAST(id AS STRING)), '^(.*a){7}b') AS hit "
             "FROM range(0, 1, 1, 1)",
             id="in-a-task",
         ),
@@ -235,11 +273,12 @@ repeats (5 s at most) and the tasks noticing it. A statement not stopped ran 16�
 def test_limits_a_statement_is_stopped_on_the_server_at_the_time_limit(
     spark_server: SparkServer, sql: str
 ) -> None:
-    """Not fixed (SECURITY.md lists "analysis is not free"; this is its unbounded form). A regular
-    expression that backtracks for hours (`(.*a){8}` on 60 `a`s: polynomial, which Java's
-    memoization does not catch): folded by the optimizer, it runs in the verdict's EXPLAIN on a
-    server thread astro stops waiting for; on a column, it runs in a task that the interrupt
-    marks killed but that never checks. astro reports the time limit, the server computes on."""
+    """Not fixed, kept as a strict xfail (SECURITY.md lists it under "analysis is not free"). A regular
+    expression that backtracks polynomially (`(.*a){7}` on 48 `a`s, which Java's memoization does
+    not catch: ~30 s here; `{8}` on 60 runs for hours): folded by the optimizer, it runs in the
+    verdict's EXPLAIN on a server thread astro stops waiting for; on a column, it runs in a task
+    that the interrupt marks killed but that never checks. astro reports the time limit, the server
+    computes on. Sized to end on its own, so the suite's server is free again within a minute."""
     pid = _server_pid(spark_server)
     wait_for(_server_idle(pid), what="the server to be idle before the test")
     with Database.open([spark_server.url], Settings()) as db, pytest.raises(QueryTimeout):
@@ -254,11 +293,28 @@ BOUNDED_RUNAWAY = "SELECT sum(hash(id)) AS s FROM range(0, 500000000, 1, 1)"
 hold the suite's server for long when the test fails."""
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+@pytest.mark.parametrize(
+    "sig",
+    [
+        signal.SIGTERM,
+        signal.SIGHUP,
+        pytest.param(
+            signal.SIGKILL,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="known gap (SECURITY.md, Spark): after SIGKILL nothing of astro's runs to "
+                "interrupt; the server keeps the detached operation (non-reattachable tried: same)",
+            ),
+        ),
+    ],
+    ids=["SIGTERM", "SIGHUP", "SIGKILL"],
+)
 def test_lifecycle_a_statement_does_not_outlive_astro(spark_server: SparkServer, sig: signal.Signals) -> None:
-    """Not fixed. `astro sql` killed by SIGTERM or SIGHUP mid-query exits at once and leaves its
-    statement running on the server (nothing interrupts its tag; the server keeps a detached
-    operation for minutes). Measured: two task slots still busy 5 minutes after astro died."""
+    """`astro sql` killed by SIGTERM or SIGHUP mid-query exited at once and left its statement
+    running on the server (nothing interrupted its tag; the server keeps a detached operation for
+    minutes). Measured: two task slots still busy 5 minutes after astro died. Fixed for SIGTERM and
+    SIGHUP: the CLI handles them as it handles Ctrl+C (cli._interruptible: the query is stopped on
+    the server, then astro exits with 128 + the signal). SIGKILL cannot be handled: a strict xfail."""
     pid = _server_pid(spark_server)
     wait_for(_server_idle(pid), timeout=240, what="the server to be idle (an earlier runaway ended)")
     astro = subprocess.Popen(

@@ -15,9 +15,10 @@ own (`WRAPPER`), and hands the text here. The plan is judged, default deny:
 - Every function the parser saw is one of Spark's built-ins as the server lists
   them (so a catalog function, whose code the guard cannot read, is refused by
   default), named plainly; none reaches outside the catalog (reflection, file
-  and XML readers, input file names), in the parsed plan or the analyzed one,
-  where views and `IDENTIFIER(…)` have been resolved; no hidden `_metadata`
-  column (storage paths).
+  and XML readers, input file names, the server's account and time zone), in
+  the parsed plan or the analyzed one, where views and `IDENTIFIER(…)` have
+  been resolved; no hidden `_metadata` column (storage paths).
+- The plan is whole: one Spark cut at astro's length bound is refused.
 
 The plan is text, and names, literals and aliases print in it raw, so a string
 literal can hold a line that looks like a plan node. Such lines can only add
@@ -242,6 +243,13 @@ OUTSIDE = {
     "read_state_metadata": "files",
     "cloud_files_state": "files",
     "event_log": "files",
+    "current_user": "the server's account",
+    "currentuser": "the server's account",
+    "user": "the server's account",
+    "session_user": "the server's account",
+    "sessionuser": "the server's account",
+    "current_timezone": "the server's settings",
+    "currenttimezone": "the server's settings",
 }
 
 _TREE_LINE = re.compile(r"^(?:   |:  )*(?:\+- |:- )(.*)$")
@@ -257,6 +265,9 @@ _RELATION = re.compile(r"'UnresolvedRelation \[([^\]]*+)(?:\](?:(, \[)([^\]]*+)(
 the text and is not a node), so a literal repeating the prefix costs linear time, not quadratic."""
 _METADATA = re.compile(r"(?<![\w$])_metadata#", re.I)
 _TRUNCATED = re.compile(r"\.\.\. \d+ more fields")
+_CUT = re.compile(r"\.\.\. \d+ more characters\s*\Z")
+"""Spark's mark on a plan cut at `spark.sql.maxPlanStringLength`: a cut can fall inside the analyzed
+plan, after a literal's line that looks like the next section's header, and hide the nodes below it."""
 _EXPR_ID = re.compile(r"(?<=\w)#\d+L?")
 """Expression ids: a new one for every alias at every parse, so two readings of one text differ in them."""
 
@@ -267,6 +278,8 @@ def judge(explain: str, expected: Expected | None, functions: frozenset[str]) ->
     `expected` is the guard's own reading; without it (the server's view alone),
     EXPLAIN and DESCRIBE QUERY are refused, since their inner query cannot be found.
     """
+    if _CUT.search(explain[-64:]):
+        raise GuardError("refused: Spark's plan for this text is longer than astro reads")
     parsed, analyzed = _sections(explain)
     root = _root(parsed)
     name = _name(root)
