@@ -191,7 +191,7 @@ def test_limits_the_verdicts_plan_counts_against_the_memory_limit(spark_server: 
     optimized and physical plans of the verdict's EXPLAIN: ~100 MB of plan text arrived and was
     split and searched in astro's process, outside the byte budget. With a 100 MB limit astro
     reached +230 MB for the EXPLAIN alone and +369 MB with a 60 MB result (538 MB peak). Fixed:
-    the session's `spark.sql.maxPlanStringLength` is a tenth of the memory limit (16 MiB at most),
+    the session's `spark.sql.maxPlanStringLength` is a fifth of the memory limit (16 MiB at most),
     and a plan Spark cut there is refused (verdict._CUT)."""
     sql = "SELECT id FROM range(1) WHERE concat(CAST(id AS STRING), repeat('x', 50000000)) = 'y'"
     with Database.open([spark_server.url], Settings(memory_limit="100MB")) as db:

@@ -112,7 +112,7 @@ _SESSION = {
 read as sqlglot reads them."""
 _PLAN_LENGTH = "spark.sql.maxPlanStringLength"
 _MAX_PLAN_CHARS = 16 << 20
-"""The longest plan text the server sends (a tenth of the memory limit below 160 MB): a constant the
+"""The longest plan text the server sends (a fifth of the memory limit below 80 MB): a constant the
 optimizer folds prints whole in the verdict's plans, which arrive in astro's process outside the
 result's byte budget. A longer plan is cut by Spark, marked so, and refused (`verdict.py`)."""
 _REQUIRED = (
@@ -233,7 +233,7 @@ class SparkEngine(Engine):
             )
         remote.no_chunking(self.session)
         self.budget = memory_bytes(settings.memory_limit) or _DEFAULT_BUDGET
-        self.session_conf = {**_SESSION, _PLAN_LENGTH: str(min(_MAX_PLAN_CHARS, self.budget // 10))}
+        self.session_conf = {**_SESSION, _PLAN_LENGTH: str(min(_MAX_PLAN_CHARS, self.budget // 5))}
         self.version, self.user_functions, self.functions, self.substitution_off = self._probe(
             settings.connect_timeout_s
         )

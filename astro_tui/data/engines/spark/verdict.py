@@ -279,7 +279,7 @@ def judge(explain: str, expected: Expected | None, functions: frozenset[str]) ->
     EXPLAIN and DESCRIBE QUERY are refused, since their inner query cannot be found.
     """
     if _CUT.search(explain[-64:]):
-        raise GuardError("refused: Spark's plan for this text is longer than astro reads")
+        raise GuardError("refused: Spark's plan for this text is longer than astro reads (memory limit)")
     parsed, analyzed = _sections(explain)
     root = _root(parsed)
     name = _name(root)
