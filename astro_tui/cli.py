@@ -121,19 +121,27 @@ def _fail(message: str, code: int = EXIT_FAILURE) -> NoReturn:
     sys.exit(code)
 
 
+_STOP_GRACE_S = 10.0
+"""How long astro, asked to end, waits for its query to stop before it exits anyway."""
+
+
 def _interruptible(work: Callable[[Any], Any]) -> Any:
     """Run blocking database work in a thread so Ctrl+C interrupts the query itself.
 
     SIGINT is handled here rather than raised: a KeyboardInterrupt while DuckDB runs
-    a query in another thread aborts the whole process.
+    a query in another thread aborts the whole process. SIGTERM and SIGHUP stop the
+    query the same way before astro exits: a server engine's statement would
+    otherwise run on without its client.
     """
     import signal
     import threading
+    import time
 
     from astro_tui.data.database import CancelToken
 
     cancel = CancelToken()
     outcome: dict[str, Any] = {}
+    received: list[int] = []
 
     def run() -> None:
         try:
@@ -141,14 +149,27 @@ def _interruptible(work: Callable[[Any], Any]) -> Any:
         except BaseException as exc:
             outcome["error"] = exc
 
-    previous = signal.signal(signal.SIGINT, lambda *_: cancel.cancel())
+    def stop(signum: int, _frame: Any) -> None:
+        received.append(signum)
+        cancel.cancel()
+
+    stops = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    previous = {signum: signal.signal(signum, stop) for signum in stops}
     try:
         thread = threading.Thread(target=run, name="astro-query", daemon=True)
         thread.start()
+        ending: float | None = None
         while thread.is_alive():
             thread.join(0.1)
+            if received and received[0] != signal.SIGINT:
+                ending = ending or time.monotonic() + _STOP_GRACE_S
+                if time.monotonic() > ending:
+                    break
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    if received and received[0] != signal.SIGINT:
+        _fail(f"stopped by {signal.Signals(received[0]).name}", 128 + received[0])
     if cancel.cancelled:
         _fail("interrupted", 130)
     if "error" in outcome:
