@@ -148,7 +148,7 @@ async def test_duckdb_replays_as_ipynb_marimo_and_sql_and_each_catches_a_moved_n
     book = nbformat.read(out / "r.ipynb", as_version=4)
     nbformat.validate(book)
     sources = [c.source for c in book.cells if c.cell_type == "code"]
-    assert code_imports(sources) == {"duckdb", "pandas", "datetime", "decimal", "math"}
+    assert code_imports(sources) == {"duckdb", "pandas", "datetime", "decimal", "math", "typing"}
     assert f"duckdb.connect({str(conv.data)!r}, read_only=True)" in sources[0]
     numbers = [p for p in conv.record["provenance"] if re.fullmatch(r"-?[\d.]+", str(p["value"]))]
     assert len(numbers) == 7  # five counts, their sum, the revenue

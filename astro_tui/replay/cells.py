@@ -22,7 +22,7 @@ from astro_tui.replay.runtime import as_number
 
 MAX_CHECKED_SOURCES = 20
 """Cells checked per computed number; a sum over more rows checks its first ones."""
-HELPER_NAMES = frozenset({"GONE", "cell", "as_number", "same", "fmt", "datetime", "decimal", "math"})
+HELPER_NAMES = frozenset({"GONE", "cell", "as_number", "same", "fmt", "datetime", "decimal", "math", "Any"})
 CLIENT_NAMES = frozenset({"read", "con", "spark", "pd", "os", "duckdb", "adbc_driver_postgresql"})
 
 
@@ -51,7 +51,7 @@ def notebook_cells(replay: Replay) -> list[Cell]:
             + (f" For the connection, {code.secret_note}." if code.secret_note else ""),
         ),
         Cell("code", code.connect.strip(), ("read",)),
-        Cell("code", _helpers(), tuple(sorted(HELPER_NAMES - {"datetime", "decimal", "math"}))),
+        Cell("code", _helpers(), tuple(sorted(HELPER_NAMES - {"datetime", "decimal", "math", "Any"}))),
     ]
     names = _Names()
     for answer in replay.answers:
