@@ -396,6 +396,50 @@ def eval_command(questions: str | None, targets: tuple[str, ...], json_output: b
     sys.exit(EXIT_FAILURE if summary.gold_failed else 0)
 
 
+@main.command()
+@click.argument("args", nargs=-1, metavar="[CONVERSATION] [TARGET]...")
+@click.option(
+    "--to", "fmt", type=click.Choice(["ipynb", "marimo", "sql"]), default="ipynb", show_default=True
+)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="The file to write.")
+@click.option("--force", is_flag=True, help="Overwrite the output file.")
+@click.option(
+    "--list", "list_only", is_flag=True, help="List saved conversations: id, date, target, question."
+)
+@click.option(
+    "--check", is_flag=True, help="Run the answers again (on TARGETs if given) and name moved numbers."
+)
+@click.option("--json", "json_output", is_flag=True, help="With --check or --list: JSON on stdout.")
+@_limit_options
+def replay(
+    args: tuple[str, ...],
+    fmt: str,
+    output: Path | None,
+    force: bool,
+    list_only: bool,
+    check: bool,
+    json_output: bool,
+    **flags: Any,
+) -> None:
+    """Take a conversation's verified answers out of astro: a notebook (ipynb, marimo) or a SQL
+    script that runs the queries and asserts every quoted number.
+
+    CONVERSATION is an id (`astro ask --json` prints it), a saved conversation file, or
+    omitted for the latest. `--check` runs the answers again and prints each number that
+    moved: exit 0 when none did, 1 when some did, 2 when they cannot run.
+    """
+    from astro_tui.headless.replay import check_command, list_command, write_command
+
+    settings = _settings(**flags)
+    if list_only:
+        sys.exit(list_command(settings, json_output))
+    if check:
+        sys.exit(check_command(args, settings, json_output, _interruptible))
+    if len(args) > 1:
+        _fail("give one conversation to write (TARGETs are for --check)", EXIT_USAGE)
+    sys.exit(write_command(args[0] if args else None, settings, fmt, output, force))
+
+
 @main.group(invoke_without_command=True)
 @_model_options
 @_limit_options

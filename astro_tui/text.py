@@ -7,7 +7,8 @@
 - `one_line` and `clip`: text flattened to one line and cut to a width, for
   titles, summaries, progress lines and table cells.
 - `redact_url`: a connection or model-server URL as a person may see it, never
-  with a password or token in it.
+  with a password or token in it; `without_secrets`: the same URL with them left
+  out, for a client that finds them itself (`.pgpass`, the environment).
 """
 
 from __future__ import annotations
@@ -98,3 +99,18 @@ def redact_url(url: str) -> str:
 
     shown = _USERINFO.sub(userinfo, url, count=1).split("#", 1)[0]
     return _SECRET_PARAMS.sub(r"\1***", shown)
+
+
+def without_secrets(url: str) -> str:
+    """A database URL with its password and secret parameters left out rather than masked: what
+    a replay connects with, the client finding the secret itself (`.pgpass`, the environment)."""
+
+    def userinfo(match: re.Match[str]) -> str:
+        user = match.group(2).partition(":")[0]
+        return f"{match.group(1)}{user}@" if user else match.group(1)
+
+    shown = _USERINFO.sub(userinfo, url, count=1).split("#", 1)[0]
+    base, sep, query = shown.partition("?")
+    base = _SECRET_PARAMS.sub(lambda m: "" if m.group(1).startswith(";") else m.group(0), base)
+    kept = [p for p in re.split(r"[&;]", query) if p and not _SECRET_PARAMS.match("&" + p)]
+    return base + (sep + "&".join(kept) if kept else "")

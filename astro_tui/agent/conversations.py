@@ -43,6 +43,7 @@ class ConversationInfo:
     updated: str
     title: str
     turns: int
+    db_label: str = ""
 
 
 def conversations_dir(state_dir: Path) -> Path:
@@ -73,10 +74,11 @@ def save_conversation(
     db_label: str,
     model: str | None,
     created: str,
+    client: dict[str, Any] | None = None,
 ) -> Path:
     path = conversation_path(state_dir, conversation_id)
     text = conversation_text(
-        conversation_id, turns, db_key=db_key, db_label=db_label, model=model, created=created
+        conversation_id, turns, db_key=db_key, db_label=db_label, model=model, created=created, client=client
     )
     atomic_write_text(path, text)
     return path
@@ -90,8 +92,10 @@ def conversation_text(
     db_label: str,
     model: str | None,
     created: str,
+    client: dict[str, Any] | None = None,
 ) -> str:
-    """The whole file: cheap to build, so the caller can take it where the turns cannot change."""
+    """The whole file: cheap to build, so the caller can take it where the turns cannot change.
+    `client` is how a replay reaches the data (`data/clients.py`)."""
     header = {
         "type": "header",
         "version": FORMAT_VERSION,
@@ -103,6 +107,7 @@ def conversation_text(
         "updated": dt.datetime.now().isoformat(timespec="seconds"),
         "title": " ".join(turns[0].question.split())[:120] if turns else "",
         "turns": len(turns),
+        **({"client": client} if client is not None else {}),
     }
     lines = [_dumps(header)]
     for index, turn in enumerate(turns):
@@ -140,7 +145,11 @@ def load_conversation(state_dir: Path, conversation_id: str) -> tuple[dict[str, 
     object, a turn number that is not a number, a message that is not a chat
     message) raises ConversationError, never a stray TypeError or KeyError.
     """
-    path = conversation_path(state_dir, conversation_id)
+    return load_conversation_file(conversation_path(state_dir, conversation_id), conversation_id)
+
+
+def load_conversation_file(path: Path, conversation_id: str) -> tuple[dict[str, Any], list[Turn]]:
+    """`load_conversation` of a file anywhere (`astro replay FILE`)."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -245,6 +254,7 @@ def list_conversations(state_dir: Path, db_key: str | None = None) -> list[Conve
                 updated=str(header.get("updated", "")),
                 title=str(header.get("title", "")),
                 turns=turns,
+                db_label=str(header.get("db_label", "")),
             )
         )
     found.sort(key=lambda c: (c.updated, c.id), reverse=True)

@@ -269,6 +269,7 @@ class Agent:
             db_label=self.db.label,
             model=self.model,
             created=self._created,
+            client=self.db.client_info,
         )
         return _Snapshot(self._snapshots, conversation_path(self.state_dir, self.conversation_id), text)
 

@@ -9,6 +9,7 @@ is — DuckDB, PostgreSQL, Spark — is `data/`'s business alone.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from astro_tui.config import Settings
 from astro_tui.data.cancel import CancelToken
@@ -54,6 +55,11 @@ class Database:
     @property
     def context_seed(self) -> str:
         return self.engine.context_seed
+
+    @property
+    def client_info(self) -> dict[str, Any] | None:
+        """How a replay reaches this data without astro (`data/clients.py`)."""
+        return self.engine.client_info()
 
     @property
     def dialect(self) -> Dialect:

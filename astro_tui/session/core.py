@@ -82,6 +82,7 @@ if TYPE_CHECKING:
     from astro_tui.data.database import Database
     from astro_tui.data.results import QueryResult
     from astro_tui.llm import ChatClient
+    from astro_tui.replay import CheckReport, Replay
 
 T = TypeVar("T")
 Listener = Callable[[SessionEvent], None]
@@ -588,6 +589,45 @@ class Session:
             raise exc if isinstance(exc, AstroError) else ExportError(message) from exc
         self._emit(ExportFinished(str(written), table.num_rows))
         return written
+
+    # ------------------------------------------------------------------ replay
+
+    def replays(self) -> list[ConversationInfo]:
+        """Saved conversations of every database, newest first (`astro replay --list`)."""
+        from astro_tui.replay.listing import replay_list
+
+        return replay_list(self.state_dir)
+
+    def load_replay(self, conversation: str | None = None) -> Replay:
+        """A saved conversation (id, file, or the latest; the current one for the app) read for
+        replay; raises ReplayError."""
+        from astro_tui.replay import load_replay
+
+        return load_replay(self.state_dir, conversation)
+
+    def write_replay(
+        self, replay: Replay, fmt: str, path: Path | None = None, *, overwrite: bool = False
+    ) -> Path:
+        """Write a replay as an ipynb, marimo or SQL file; raises ReplayError."""
+        from astro_tui.replay import write_replay
+
+        return write_replay(replay, fmt, path, overwrite=overwrite)
+
+    @classmethod
+    def for_replay(
+        cls, replay: Replay, settings: Settings, *, state_dir: Path, targets: Sequence[str] = ()
+    ) -> Session:
+        """A session on the data a conversation used (or on `targets`), to check its numbers."""
+        return cls(list(targets) or list(replay.code().targets), settings, state_dir=state_dir)
+
+    def check_replay(self, replay: Replay, *, cancel: CancelToken | None = None) -> CheckReport:
+        """Run a conversation's answers again on this session's data: the numbers that moved.
+        Raises AstroError when the data cannot be opened or a query no longer runs."""
+        from astro_tui.replay import check_replay
+
+        db = self.database()
+        self._ready()
+        return check_replay(replay, lambda sql: db.execute(sql, cancel=cancel), db.label)
 
     # ------------------------------------------------------------------ closing
 

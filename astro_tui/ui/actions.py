@@ -134,6 +134,7 @@ ACTIONS: tuple[Action, ...] = (
         priority=True,
     ),
     Action("show_context", "", "Context", "Show the notes kept about this database", "Conversation"),
+    Action("replay", "", "Replay", "Write the conversation as a notebook or script", "Conversation"),
     Action("show_model", "", "Model", "Show the model and server in use", "Conversation"),
     Action(
         "change_theme",

@@ -37,6 +37,7 @@ from astro_tui.ui.panes.catalog import CatalogPane, CatalogTree
 from astro_tui.ui.panes.conversation import ConversationPane
 from astro_tui.ui.panes.results import ResultsPane
 from astro_tui.ui.panes.shell import ShellInput
+from astro_tui.ui.replay import replay_conversation
 from astro_tui.ui.table_backend import display_backend
 from astro_tui.ui.theme import ThemeMemory
 from astro_tui.ui.warmup import AFTER_PAINT_WAIT_S, settle_heap, warm_imports
@@ -263,6 +264,8 @@ class AstroApp(App[int]):
             self.conversation.resume(command.arg)
         elif command.name == "export":
             self.results.export(command.arg)
+        elif command.name == "replay":
+            replay_conversation(self, self.session, command.arg)
         else:
             getattr(self, f"action_{slash.ACTIONS[command.name]}")()
 
@@ -384,6 +387,9 @@ class AstroApp(App[int]):
 
     def action_clear_conversation(self) -> None:
         self.conversation.clear()
+
+    def action_replay(self) -> None:
+        replay_conversation(self, self.session, "")
 
     def action_resume(self) -> None:
         self.conversation.choose_resume()

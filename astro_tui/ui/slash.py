@@ -17,6 +17,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "context": ("", "show the notes kept about this database"),
     "copy": ("", "copy the verified SQL of the current result"),
     "export": ("FORMAT [PATH]", "save the current result as csv, parquet or json"),
+    "replay": (
+        "[ipynb|marimo|sql] [PATH]",
+        "write the conversation as a notebook or script that checks its numbers",
+    ),
     "model": ("", "show the model and server in use"),
     "help": ("", "keys and slash commands"),
 }
@@ -29,6 +33,7 @@ ACTIONS = {
     "context": "show_context",
     "copy": "copy_sql",
     "model": "show_model",
+    "replay": "replay",
     "help": "help",
 }
 """The app action a command without an argument runs (`/sql`, `/export` and `/resume ID` take theirs)."""

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from astro_tui.data.cancel import CancelToken
 from astro_tui.data.catalog_model import Catalog
@@ -94,6 +94,11 @@ class Engine(ABC):
         self, statement: str, *, cap: int | None, timeout: float | None, cancel: CancelToken | None
     ) -> QueryResult:
         """Run a checked statement with its limits; raise QueryError/QueryTimeout/QueryCancelled."""
+
+    def client_info(self) -> dict[str, Any] | None:
+        """How the engine's own client reaches this data, as JSON without a secret (see
+        `data/clients.py`); None where a replay cannot reach it."""
+        return None
 
     def ready(self) -> None:
         """Block until statements can run; raise TargetError when the data cannot be opened.

@@ -294,6 +294,15 @@ class DuckDBEngine(Engine):
         self._remove_shim()
         shutil.rmtree(self._spill_dir, ignore_errors=True)
 
+    def client_info(self) -> dict[str, Any]:
+        return {
+            "engine": "duckdb",
+            "files": [
+                {"name": t.name, "kind": t.kind, "paths": [os.path.abspath(p) for p in t.paths]}
+                for t in self.targets
+            ],
+        }
+
     def close(self) -> None:
         self._pool.close()
         self._remove_temp_dirs()

@@ -79,7 +79,7 @@ from astro_tui.data.engines.postgres.errors import (
 from astro_tui.data.errors import GuardError, QueryCancelled, QueryError, QueryTimeout, TargetError
 from astro_tui.data.results import QueryResult
 from astro_tui.data.watchdog import WATCHDOG, Deadline
-from astro_tui.text import redact_url
+from astro_tui.text import redact_url, without_secrets
 
 DIALECT = Dialect(
     name="PostgreSQL",
@@ -215,6 +215,7 @@ class PostgresEngine(Engine):
     def __init__(self, url: str, settings: Settings) -> None:
         self.settings = settings
         self.label = redact_url(url)
+        self._client_url = without_secrets(url)
         self._lock = threading.Lock()
         self._idle: list[_Session] = []
         self._closed = False
@@ -266,6 +267,9 @@ class PostgresEngine(Engine):
         readable = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{host}-{port}-{database}")[:60]
         digest = hashlib.sha1(f"{host}\0{port}\0{database}".encode()).hexdigest()[:8]
         return f"pg-{readable}-{digest}"
+
+    def client_info(self) -> dict[str, Any]:
+        return {"engine": "postgresql", "url": self._client_url}
 
     def _acquire(self) -> _Session:
         with self._lock:

@@ -71,7 +71,7 @@ from astro_tui.data.errors import GuardError, QueryCancelled, QueryError, QueryT
 from astro_tui.data.memory_limit import memory_bytes
 from astro_tui.data.results import QueryResult
 from astro_tui.data.watchdog import WATCHDOG, Deadline
-from astro_tui.text import redact_url
+from astro_tui.text import redact_url, without_secrets
 
 DIALECT = Dialect(
     name="Spark SQL",
@@ -220,6 +220,7 @@ class SparkEngine(Engine):
     def __init__(self, url: str, settings: Settings) -> None:
         self.settings = settings
         self.label = redact_url(url)
+        self._client_url = without_secrets(url)
         self._closed = False
         session_class, policy = _client()
         try:
@@ -294,6 +295,9 @@ class SparkEngine(Engine):
                 )
         plan = remote.explain(remote.relation(self.session, "SELECT '${spark.app.name}' AS probe"))
         return read.get("spark.sql.variable.substitute") == "false" and "${spark.app.name}" in plan
+
+    def client_info(self) -> dict[str, Any]:
+        return {"engine": "spark", "url": self._client_url}
 
     def _stop_session(self) -> None:
         with contextlib.suppress(Exception):

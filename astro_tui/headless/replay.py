@@ -1,0 +1,110 @@
+"""`astro replay`: write a conversation as a notebook or script, list conversations, check numbers.
+
+Results on stdout (the written path, the list, the moved numbers or `--json`),
+failures as one line on stderr. `--check` exits 0 when no quoted number moved, 1
+when some did, 2 when the answers cannot run (the conversation, its data or a
+query); a cron job or CI step needs nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from astro_tui.config import Settings, state_dir
+from astro_tui.errors import AstroError
+from astro_tui.session import Session
+from astro_tui.text import inert
+
+EXIT_MOVED = 1
+EXIT_CANNOT = 2
+_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{6}$")
+
+
+def _error(message: str) -> int:
+    print(f"astro: {inert(message)}", file=sys.stderr)
+    return EXIT_CANNOT
+
+
+def list_command(settings: Settings, json_output: bool) -> int:
+    from astro_tui.replay.listing import listing_lines
+
+    found = Session([], settings, state_dir=state_dir()).replays()
+    if json_output:
+        rows = [
+            {
+                "id": c.id,
+                "date": c.updated or c.created,
+                "target": c.db_label or c.db_key,
+                "question": c.title,
+            }
+            for c in found
+        ]
+        print(json.dumps(rows, ensure_ascii=False))
+    elif not found:
+        print("astro: no saved conversations yet", file=sys.stderr)
+    else:
+        print("\n".join(inert(line) for line in listing_lines(found)))
+    return 0
+
+
+def write_command(
+    conversation: str | None, settings: Settings, fmt: str, output: Path | None, force: bool
+) -> int:
+    session = Session([], settings, state_dir=state_dir())
+    try:
+        replay = session.load_replay(conversation)
+        path = session.write_replay(replay, fmt, output, overwrite=force)
+    except AstroError as exc:
+        return _error(str(exc))
+    numbers = sum(len(a.quoted) for a in replay.answers)
+    print(
+        f"astro: {len(replay.answers)} answer{'s'[: len(replay.answers) != 1]}, "
+        f"{numbers} number{'s'[: numbers != 1]} asserted",
+        file=sys.stderr,
+    )
+    print(path)
+    return 0
+
+
+def check_command(
+    args: tuple[str, ...], settings: Settings, json_output: bool, interruptible: Callable[[Any], Any]
+) -> int:
+    """`astro replay [CONVERSATION] --check [TARGET…]`: the first argument is the conversation when it
+    is a saved id or a `.jsonl` file, else every argument is a target."""
+    folder = state_dir()
+    conversation: str | None = None
+    targets = list(args)
+    if args and (
+        args[0].endswith(".jsonl")
+        or _ID.match(args[0])
+        or (folder / "conversations" / f"{args[0]}.jsonl").is_file()
+    ):
+        conversation, targets = args[0], list(args[1:])
+    try:
+        replay = Session([], settings, state_dir=folder).load_replay(conversation)
+        session = Session.for_replay(replay, settings, state_dir=folder, targets=targets)
+    except AstroError as exc:
+        return _error(str(exc))
+    try:
+        report = interruptible(lambda cancel: session.check_replay(replay, cancel=cancel))
+    except AstroError as exc:
+        return _error(f"cannot check conversation {replay.id}: {exc}")
+    finally:
+        session.close()
+    if json_output:
+        print(json.dumps(report.to_json(), ensure_ascii=False))
+    else:
+        for moved in report.moved:
+            print(inert(moved.line))
+        if not report.moved:
+            print(
+                f"astro: {report.numbers} number{'s'[: report.numbers != 1]} in "
+                f"{report.answers} answer{'s'[: report.answers != 1]} unchanged",
+                file=sys.stderr,
+            )
+    return EXIT_MOVED if report.moved else 0
