@@ -97,7 +97,18 @@ def _model_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
+def _scope_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--hide",
+        multiple=True,
+        metavar="PATTERN",
+        help="Keep schema[.table[.column]] (globs with *) away from the model; repeatable; adds to "
+        "the config file's hide = [...]. DuckDB only for now.",
+    )(func)
+
+
 def _limit_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    func = _scope_option(func)
     func = click.option("--timeout", type=float, help="Query time limit in seconds (default 30).")(func)
     func = click.option("--max-rows", type=int, help="Row cap for results (default 100,000).")(func)
     func = click.option(
@@ -287,12 +298,13 @@ def _read_statement(source: str) -> str:
 @main.command()
 @click.argument("command")
 @click.argument("targets", nargs=-1)
-def shell(command: str, targets: tuple[str, ...]) -> None:
+@_scope_option
+def shell(command: str, targets: tuple[str, ...], hide: tuple[str, ...]) -> None:
     """Run one metadata-shell COMMAND (ls, cat, grep, find, …) over the catalog of TARGETS."""
     from astro_tui.errors import AstroError
     from astro_tui.text import inert
 
-    session = _session(targets, _settings())
+    session = _session(targets, _settings(hide=hide))
     try:
         result = _interruptible(lambda cancel: session.shell(command, cancel=cancel))
     except AstroError as exc:
@@ -466,8 +478,10 @@ def config(ctx: click.Context, **flags: Any) -> None:
     click.echo(f"config file: {path}{'' if path.exists() else ' (not created)'}")
     rows: list[tuple[str, str, str]] = []
     for name, value in settings.as_dict().items():
-        if name == "connections":
+        if name in ("connections", "connection_hide"):
             continue
+        if name == "hide":
+            value = ", ".join(value) if value else "(nothing hidden)"
         if name == "api_key":
             value = "(set)" if value else "(not set)"
         elif name == "base_url" and value:
@@ -476,6 +490,9 @@ def config(ctx: click.Context, **flags: Any) -> None:
         rows.append((name, inert(str(shown), keep_newlines=False), sources[name]))
     for name, url in sorted(settings.connections.items()):
         rows.append((f"connection @{name}", inert(redact_url(url), keep_newlines=False), "file"))
+        if settings.connection_hide.get(name):
+            hidden = inert(", ".join(settings.connection_hide[name]), keep_newlines=False)
+            rows.append((f"connection @{name} hide", hidden, f"file [connections.{name}]"))
     key_width = max(len(r[0]) for r in rows)
     value_width = min(40, max(len(r[1]) for r in rows))
     for name, value, source in rows:

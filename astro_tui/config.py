@@ -57,13 +57,24 @@ class Settings:
 
     theme: str | None = None
     connections: dict[str, str] = field(default_factory=dict, compare=False)
+    hide: tuple[str, ...] = ()
+    """Scope patterns (`--hide`, `hide = [...]`): what the model may not see (`data/scope.py`)."""
+    connection_hide: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False)
+    """`hide = [...]` of each `[connections.NAME]`, read from `connections`; not a setting."""
 
     def __post_init__(self) -> None:
         for spec in fields(self):
             value = getattr(self, spec.name)
-            kind = _FIELD_KINDS[spec.name]
+            kind = _FIELD_KINDS.get(spec.name)
             if kind is dict:
                 object.__setattr__(self, spec.name, _connections(value))
+                hides = {**self.connection_hide, **_connection_hides(value)}
+                object.__setattr__(self, "connection_hide", hides)
+                continue
+            if kind is tuple:
+                object.__setattr__(self, spec.name, _patterns(spec.name, value))
+                continue
+            if kind is None:
                 continue
             if kind is str:
                 if value is not None and not isinstance(value, str):
@@ -114,7 +125,31 @@ _FIELD_KINDS: dict[str, type] = {
     "max_completions": int,
     "max_reasks": int,
     "connections": dict,
+    "hide": tuple,
 }
+
+
+def _patterns(where: str, value: Any) -> tuple[str, ...]:
+    """A list of scope patterns, each read now so a bad one is one line at start."""
+    from astro_tui.data.scope import ScopeError, parse_pattern
+
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list | tuple) or not all(isinstance(v, str) for v in items):
+        raise ConfigError(f'{where}: expected a list of patterns, e.g. hide = ["hr", "sales.people.email"]')
+    try:
+        return tuple(parse_pattern(v).text for v in items)
+    except ScopeError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+
+
+def _connection_hides(value: Any) -> dict[str, tuple[str, ...]]:
+    if not isinstance(value, dict):
+        return {}
+    return {
+        str(name): _patterns(f"connection {name} hide", entry["hide"])
+        for name, entry in value.items()
+        if isinstance(entry, dict) and "hide" in entry
+    }
 
 
 def _connections(value: Any) -> dict[str, str]:
@@ -170,7 +205,11 @@ def load_settings(
     merged: dict[str, Any] = {}
     merged.update(_read_file(path or config_path()))
     merged.update(_read_env(dict(os.environ) if environ is None else environ))
-    merged.update({k: v for k, v in (flags or {}).items() if v is not None})
+    given = {k: v for k, v in (flags or {}).items() if v is not None and v != ()}
+    if "hide" in given:  # a flag hides more, never less than the file
+        file_hide = merged.get("hide", [])
+        given["hide"] = [*([file_hide] if isinstance(file_hide, str) else file_hide), *given["hide"]]
+    merged.update(given)
     return _settings_from(merged)
 
 
@@ -220,6 +259,7 @@ def setting_sources(
         if env.get(var):
             sources[name] = f"environment {var}"
     for name, value in (flags or {}).items():
-        if value is not None:
-            sources[name] = "flag"
+        if value is not None and value != ():
+            merged = name == "hide" and sources[name] == "file"  # hide flags add to the file's
+            sources[name] = "file and flag" if merged else "flag"
     return sources

@@ -22,8 +22,12 @@ def exact_row_count(db: Database, table: Table) -> int:
 def sample_values(
     db: Database, table: Table, *, limit: int = 5, cancel: CancelToken | None = None
 ) -> QueryResult:
-    """The first rows of a table: the preview the catalog pane and `show_table` show."""
-    return db.execute(f"SELECT * FROM {table.sql_name} LIMIT {int(limit)}", row_cap=limit, cancel=cancel)
+    """The first rows of a table: the preview the catalog pane and `show_table` show. Under a
+    scope `*` is refused where a column is hidden, so the visible columns are named."""
+    columns = ", ".join(table.quote(c.name) for c in table.columns) if db.scope and table.columns else "*"
+    return db.execute(
+        f"SELECT {columns} FROM {table.sql_name} LIMIT {int(limit)}", row_cap=limit, cancel=cancel
+    )
 
 
 def distinct_values(

@@ -18,6 +18,7 @@ from astro_tui.data.engines import open_engine
 from astro_tui.data.engines.base import Dialect, Engine
 from astro_tui.data.errors import DataError
 from astro_tui.data.results import QueryResult
+from astro_tui.data.scope import Scope
 
 
 class Database:
@@ -65,8 +66,14 @@ class Database:
     def dialect(self) -> Dialect:
         return self.engine.dialect
 
+    @property
+    def scope(self) -> Scope:
+        """What the model may not see; the engine's guard enforces it on every statement."""
+        return self.engine.scope
+
     def load_catalog(self) -> Catalog:
-        return self.engine.load_catalog()
+        """The engine's catalog without what the scope hides: every consumer reads this one."""
+        return self.scope.filter_catalog(self.engine.load_catalog())
 
     def ready(self) -> None:
         """Block until statements can run; raise TargetError when the data cannot be opened."""

@@ -41,6 +41,9 @@ def _fail(message: str) -> NoReturn:
     metavar="FILE",
     help="Bearer token for --http, read from FILE (mode 600); or set ASTRO_MCP_TOKEN.",
 )
+@click.option(
+    "--hide", multiple=True, metavar="PATTERN", help="Keep schema[.table[.column]] away (as astro --hide)."
+)
 def mcp(
     targets: tuple[str, ...],
     timeout: float | None,
@@ -48,6 +51,7 @@ def mcp(
     memory_limit: str | None,
     http_address: str | None,
     token_file: str | None,
+    hide: tuple[str, ...],
 ) -> None:
     """Serve TARGETS' guarded, read-only tools to another agent over MCP (stdio by default).
 
@@ -58,7 +62,12 @@ def mcp(
     from astro_tui.mcp import http
     from astro_tui.session import Building, Session
 
-    flags = {"query_timeout_s": timeout, "row_cap": max_rows, "memory_limit": memory_limit}
+    flags = {
+        "query_timeout_s": timeout,
+        "row_cap": max_rows,
+        "memory_limit": memory_limit,
+        "hide": hide or None,
+    }
     try:
         settings = load_settings({k: v for k, v in flags.items() if v is not None})
     except ConfigError as exc:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from astro_tui.config import Settings
 from astro_tui.data.engines.base import Dialect, Engine
 from astro_tui.data.errors import TargetError
+from astro_tui.data.scope import Scope, scope_of
 from astro_tui.text import redact_url
 
 _SERVER_ENGINES = {
@@ -52,13 +53,29 @@ def expand_targets(specs: Sequence[str], settings: Settings) -> list[str]:
     return expanded
 
 
-def check_targets(specs: Sequence[str], settings: Settings) -> None:
-    """Fail early, with one line, on targets that cannot be opened (before the app starts)."""
+def scope_for(specs: Sequence[str], settings: Settings) -> Scope:
+    """The scope in force for these targets: the settings' `hide` and each `@NAME`'s own."""
+    return scope_of(specs, [(p, "settings") for p in settings.hide], settings.connection_hide)
+
+
+def _servers(specs: Sequence[str], settings: Settings) -> tuple[list[str], list[str]]:
+    """The targets expanded, and the servers among them; one line for what cannot be opened."""
     expanded = expand_targets(specs, settings)
     servers = [s for s in expanded if server_scheme(s)]
+    if servers and len(expanded) > 1:
+        raise TargetError("open one database server at a time, without other targets beside it")
+    if servers and scope_for(specs, settings):
+        raise TargetError(
+            f"{redact_url(servers[0])}: scopes (--hide, hide = [...]) are enforced on DuckDB only for "
+            "now; this target is not opened with one"
+        )
+    return expanded, servers
+
+
+def check_targets(specs: Sequence[str], settings: Settings) -> None:
+    """Fail early, with one line, on targets that cannot be opened (before the app starts)."""
+    expanded, servers = _servers(specs, settings)
     if servers:
-        if len(expanded) > 1:
-            raise TargetError("open one database server at a time, without other targets beside it")
         _server_module(servers[0])
         return
     from astro_tui.data.engines.duckdb.targets import resolve_targets
@@ -78,15 +95,13 @@ def open_engine(
     `one_shot`: this process runs one command and ends (`astro sql`), so an engine may run
     statements in it with limits that end the process (DuckDB, `duckdb/inline.py`); a
     server engine runs them on its server either way."""
-    expanded = expand_targets(specs, settings)
-    servers = [s for s in expanded if server_scheme(s)]
+    expanded, servers = _servers(specs, settings)
     if servers:
-        if len(expanded) > 1:
-            raise TargetError("open one database server at a time, without other targets beside it")
         return _server_module(servers[0]).open_target(servers[0], settings)
     from astro_tui.data.engines.duckdb import DuckDBEngine
 
-    return DuckDBEngine.open(expanded, settings, on_build=on_build, one_shot=one_shot)
+    scope = scope_for(specs, settings)
+    return DuckDBEngine.open(expanded, settings, on_build=on_build, one_shot=one_shot, scope=scope)
 
 
 def _server_module(url: str):  # type: ignore[no-untyped-def]

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from astro_tui.data.cancel import CancelToken
 from astro_tui.data.catalog_model import Catalog
+from astro_tui.data.scope import Scope
 
 if TYPE_CHECKING:
     from astro_tui.data.results import QueryResult  # pyarrow: not for every process that imports this
@@ -77,6 +78,8 @@ class Engine(ABC):
     label: str
     key: str
     context_seed: str = ""
+    scope: Scope = Scope()
+    """What the model may not see (`--hide`); only an engine that enforces it is opened with one."""
     """Notes the model starts from on this database (the sample warehouse ships its own)."""
 
     @abstractmethod

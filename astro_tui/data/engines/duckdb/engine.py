@@ -22,6 +22,7 @@ import csv
 import functools
 import hashlib
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -46,6 +47,7 @@ from astro_tui.data.errors import (
 )
 from astro_tui.data.input_limits import check_length
 from astro_tui.data.results import QueryResult
+from astro_tui.data.scope import Scope
 
 if TYPE_CHECKING:
     import duckdb
@@ -86,9 +88,17 @@ class DuckDBEngine(Engine):
     dialect = DIALECT
 
     def __init__(
-        self, targets: Sequence[Target], settings: Settings, *, label: str, key: str, one_shot: bool = False
+        self,
+        targets: Sequence[Target],
+        settings: Settings,
+        *,
+        label: str,
+        key: str,
+        one_shot: bool = False,
+        scope: Scope | None = None,
     ) -> None:
         self.settings = settings
+        self.scope = Scope.parse(settings.hide) if scope is None else scope
         self.targets = tuple(targets)
         self.label = label
         self.key = key
@@ -119,6 +129,7 @@ class DuckDBEngine(Engine):
         *,
         on_build: Callable[[str], None] | None = None,
         one_shot: bool = False,
+        scope: Scope | None = None,
     ) -> DuckDBEngine:
         """Open the given targets, or the sample warehouse when none are given. `one_shot`:
         this process runs one command and ends, so it runs statements itself (`inline.py`)."""
@@ -134,7 +145,7 @@ class DuckDBEngine(Engine):
             targets = [Target(str(path), "duckdb", (path,), "warehouse")]
             label = "sample warehouse"
             key = "sample"
-        engine = cls(targets, settings, label=label, key=key, one_shot=one_shot)
+        engine = cls(targets, settings, label=label, key=key, one_shot=one_shot, scope=scope)
         if not specs:
             from astro_tui.data.engines.duckdb.sample import context_notes
 
@@ -181,6 +192,7 @@ class DuckDBEngine(Engine):
             "scratch": [str(d) for d in (self._spill_dir, self._shim_dir) if d is not None],
             "trusted_views": own_views,
             "view_rows": dict(self._parquet_rows),
+            "hide": self.scope.texts,
         }
 
     def _open_error(self, message: str, stage: str) -> TargetError:
@@ -375,7 +387,11 @@ class DuckDBEngine(Engine):
             cached = catalog_cache.loads(data)
             if key and self._catalog_key() == key:
                 catalog_cache.write(key, data)
-        return catalog.with_row_counts(cached, self._parquet_rows)
+        found = catalog.with_row_counts(cached, self._parquet_rows)
+        if not self.scope:
+            return found
+        hidden = json.loads(self._pool.meta({"meta": "hidden"}))  # views, generated columns reading it
+        return self.scope.filter_catalog(found, hidden["views"], hidden["columns"])
 
 
 def _tables_of(

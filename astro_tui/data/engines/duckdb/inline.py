@@ -175,7 +175,7 @@ class InlineRunner:
         with self._lock:
             conn = self._ready()
             try:
-                return conn.catalog()
+                return conn.meta(request)
             finally:
                 conn.idle()
 

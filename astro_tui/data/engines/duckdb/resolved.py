@@ -158,11 +158,7 @@ class FileDefinitions:
 
     def _rows(self, sql: str) -> list[tuple[Any, ...]]:
         """Astro's own queries of the catalog, the built-ins first (see the class)."""
-        cursor = self._trusted()
-        try:
-            return cursor.execute(sql).fetchall()
-        finally:
-            cursor.close()
+        return rows_of(self._trusted, sql)
 
     def _read(self) -> Iterable[tuple[str, Definition]]:
         """The file's macros, views (not astro's own) and tables with generated columns."""
@@ -294,6 +290,15 @@ class FileDefinitions:
                 f"refused: this statement resolves to {shown}(), which reads files, runs SQL named in "
                 "text, changes state or shows the machine"
             )
+
+
+def rows_of(cursor: Callable[[], duckdb.DuckDBPyConnection], sql: str) -> list[tuple[Any, ...]]:
+    """All rows of `sql` on a cursor of its own, closed after."""
+    made = cursor()
+    try:
+        return made.execute(sql).fetchall()
+    finally:
+        made.close()
 
 
 def _plan_error(tree: dict[str, Any], rules: Rules) -> Exception:

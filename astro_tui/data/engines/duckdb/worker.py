@@ -150,6 +150,7 @@ class Connection:
         self._running: Any = None
         self._path = builtins_first(self._con)
         self._definitions: Any = None
+        self._scope: Any = None
 
     def cursor(self) -> Any:
         made = self._con.cursor()
@@ -216,16 +217,20 @@ class Connection:
         import duckdb
 
         from astro_tui.data.engines.duckdb import fetch, guard
+        from astro_tui.data.engines.duckdb.scoped import HIDDEN
         from astro_tui.data.errors import GuardError, QueryError, engine_message, one_line, syntax_message
 
         statement = request["sql"]
         if request.get("guard", True):
             try:
                 statement = guard.check(statement, database=self.definitions())
+                if self.setup.get("hide"):
+                    self.scope().judge(statement, request["sql"])
             except GuardError as exc:
                 return {"ok": False, "refused": True, "message": str(exc)}
-            except QueryError as exc:
-                return {"ok": False, "message": str(exc)}
+            except QueryError as exc:  # under a scope, a binding error may list hidden names
+                hide = self.setup.get("hide")
+                return {"ok": False, "refused": bool(hide), "message": HIDDEN if hide else str(exc)}
             except Exception as exc:  # an interrupt while binding, or what no one planned for
                 return {"ok": False, "message": f"the statement could not be checked: {one_line(exc)}"}
         made = self.cursor()
@@ -240,6 +245,8 @@ class Connection:
             sink.discard()
             parser = isinstance(exc, duckdb.ParserException)
             message = syntax_message(one_line(exc)) if parser else engine_message(exc)
+            if self.setup.get("hide"):
+                message = self.scope().scrub(message)
             return {"ok": False, "message": message}
         finally:
             made.close()
@@ -255,6 +262,22 @@ class Connection:
             return fetch.total_rows(counting, statement, self.setup.get("view_rows", {}))
         finally:
             counting.close()
+
+    def meta(self, request: dict[str, Any]) -> bytes:
+        """The engine's own requests: the catalog (a pickle), or the views the scope hides
+        because they read something hidden (JSON)."""
+        if request.get("meta") == "hidden":
+            return json.dumps(self.scope().hidden_derived()).encode()
+        return self.catalog()
+
+    def scope(self) -> Any:
+        """The scope's guard over this connection (`scoped.ScopeGuard`), built once."""
+        if self._scope is None:
+            from astro_tui.data.engines.duckdb.scoped import ScopeGuard
+            from astro_tui.data.scope import Scope
+
+            self._scope = ScopeGuard(Scope.parse(self.setup.get("hide", ())), self.cursor, self.trusted)
+        return self._scope
 
     def catalog(self) -> bytes:
         """The engine's own catalog request (never user or model SQL), as a pickle, the
@@ -388,7 +411,7 @@ def main() -> None:
             break
         try:
             if "meta" in request:
-                data = conn.catalog()
+                data = conn.meta(request)
                 write_frame(stdout, {"ok": True, "pickled": len(data)})
                 stdout.write(data)
                 stdout.flush()
