@@ -65,6 +65,16 @@ ACTIONS: tuple[Action, ...] = (
     Action("zoom", "f10", "Zoom", "Zoom the focused pane full-screen, or restore it", "Panes", priority=True),
     Action("cancel", "escape", "Cancel", "Cancel the running question (or leave zoom)", "Conversation"),
     Action(
+        "interrupt",
+        "ctrl+c",
+        "Stop",
+        "Stop the running question or /sql (when nothing runs: how to quit)",
+        "Conversation",
+        show=False,
+        priority=True,
+        palette=False,
+    ),
+    Action(
         "copy_sql",
         "ctrl+y",
         "Copy",
