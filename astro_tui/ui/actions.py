@@ -68,10 +68,9 @@ ACTIONS: tuple[Action, ...] = (
         "interrupt",
         "ctrl+c",
         "Stop",
-        "Stop the running question or /sql (when nothing runs: how to quit)",
+        "Stop the running question or /sql (selected text: copy it; nothing running: how to quit)",
         "Conversation",
         show=False,
-        priority=True,
         palette=False,
     ),
     Action(

@@ -271,20 +271,22 @@ class AstroApp(App[int]):
     # ------------------------------------------------------------------ actions (from actions.ACTIONS)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Esc is only bound (and shown) when there is something to cancel or restore; ctrl+c
-        stops running work, and only when none runs does it reach Textual's hint to quit."""
-        running = self.conversation.busy or self.session.sql_running
+        """Esc is only bound (and shown) when there is something to cancel or restore."""
         if action == "cancel":
-            return running or self.screen.maximized is not None
-        if action == "interrupt":
-            return running
+            return self.conversation.busy or self.session.sql_running or self.screen.maximized is not None
         return True
 
     def action_cancel(self) -> None:
-        if not self.action_interrupt() and self.screen.maximized is not None:
+        if not self._stop_work() and self.screen.maximized is not None:
             self.screen.minimize()
 
-    def action_interrupt(self) -> bool:
+    def action_interrupt(self) -> None:
+        """ctrl+c (when no selected text takes it to copy): a terminal's "stop this". Only when
+        nothing runs does it say how to quit."""
+        if not self._stop_work():
+            self.action_help_quit()
+
+    def _stop_work(self) -> bool:
         """Stop the running question or statement; False when nothing runs."""
         conversation = self.conversation
         if conversation.running and conversation.cancel_turn():
