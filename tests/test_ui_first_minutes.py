@@ -114,7 +114,7 @@ async def test_shell_output_wraps_and_a_long_tree_label_ends_in_an_ellipsis(wide
 
         def shown() -> tuple[int, str]:
             texts = ["".join(s.text for s in line).rstrip() for line in log.lines]
-            return max(map(cell_len, texts)), "".join(t.replace(" ", "") for t in texts)
+            return max(map(cell_len, texts), default=0), "".join(t.replace(" ", "") for t in texts)
 
         await wait_until(pilot, lambda: LONG_COMMENT.replace(" ", "") in shown()[1])
         narrow = log.scrollable_content_region.width
