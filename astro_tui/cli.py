@@ -8,7 +8,6 @@ traceback.
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -101,6 +100,9 @@ def _model_options(func: Callable[..., Any]) -> Callable[..., Any]:
 def _limit_options(func: Callable[..., Any]) -> Callable[..., Any]:
     func = click.option("--timeout", type=float, help="Query time limit in seconds (default 30).")(func)
     func = click.option("--max-rows", type=int, help="Row cap for results (default 100,000).")(func)
+    func = click.option(
+        "--memory-limit", help="Memory a DuckDB statement may use, e.g. 500MB (default 4GB)."
+    )(func)
     return func
 
 
@@ -119,19 +121,27 @@ def _fail(message: str, code: int = EXIT_FAILURE) -> NoReturn:
     sys.exit(code)
 
 
+_STOP_GRACE_S = 10.0
+"""How long astro, asked to end, waits for its query to stop before it exits anyway."""
+
+
 def _interruptible(work: Callable[[Any], Any]) -> Any:
     """Run blocking database work in a thread so Ctrl+C interrupts the query itself.
 
     SIGINT is handled here rather than raised: a KeyboardInterrupt while DuckDB runs
-    a query in another thread aborts the whole process.
+    a query in another thread aborts the whole process. SIGTERM and SIGHUP stop the
+    query the same way before astro exits: a server engine's statement would
+    otherwise run on without its client.
     """
     import signal
     import threading
+    import time
 
     from astro_tui.data.database import CancelToken
 
     cancel = CancelToken()
     outcome: dict[str, Any] = {}
+    received: list[int] = []
 
     def run() -> None:
         try:
@@ -139,14 +149,27 @@ def _interruptible(work: Callable[[Any], Any]) -> Any:
         except BaseException as exc:
             outcome["error"] = exc
 
-    previous = signal.signal(signal.SIGINT, lambda *_: cancel.cancel())
+    def stop(signum: int, _frame: Any) -> None:
+        received.append(signum)
+        cancel.cancel()
+
+    stops = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    previous = {signum: signal.signal(signum, stop) for signum in stops}
     try:
         thread = threading.Thread(target=run, name="astro-query", daemon=True)
         thread.start()
+        ending: float | None = None
         while thread.is_alive():
             thread.join(0.1)
+            if received and received[0] != signal.SIGINT:
+                ending = ending or time.monotonic() + _STOP_GRACE_S
+                if time.monotonic() > ending:
+                    break
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    if received and received[0] != signal.SIGINT:
+        _fail(f"stopped by {signal.Signals(received[0]).name}", 128 + received[0])
     if cancel.cancelled:
         _fail("interrupted", 130)
     if "error" in outcome:
@@ -233,7 +256,7 @@ def sql(sql: str | None, targets: tuple[str, ...], sql_file: str | None, fmt: st
     elif sql == "-":
         sql = _read_statement("-")
     settings = _settings(**flags)
-    session = _session(targets, settings)
+    session = _session(targets, settings, one_shot=True)
     try:
         result = _interruptible(lambda cancel: session.sql(sql, cancel=cancel)).result
     except AstroError as exc:
@@ -291,6 +314,8 @@ def shell(command: str, targets: tuple[str, ...]) -> None:
 def ask(question: str, targets: tuple[str, ...], json_output: bool, **flags: Any) -> None:
     """Answer QUESTION about TARGETS in one headless turn: progress on stderr, answer on stdout."""
     settings = _settings(**flags)
+    import asyncio
+
     from astro_tui.headless.ask import run_ask
     from astro_tui.llm.errors import model_not_configured_message
 
@@ -323,6 +348,8 @@ def eval_command(questions: str | None, targets: tuple[str, ...], json_output: b
     1 when a gold query failed, 2 for an unusable file or model.
     """
     settings = _settings(**flags)
+    import asyncio
+
     from astro_tui.errors import AstroError
     from astro_tui.headless.eval_report import EvalProgress, format_json, format_summary
     from astro_tui.headless.evaluation import (
@@ -436,6 +463,11 @@ def _number(value: str, kind: type) -> Any:
         return kind(value)
     except ValueError:
         _fail(f"'{value}' is not a number", EXIT_USAGE)
+
+
+from astro_tui.mcp.command import mcp as _mcp  # noqa: E402  (the command lives in its package)
+
+main.add_command(_mcp)
 
 
 if __name__ == "__main__":

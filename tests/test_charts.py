@@ -20,8 +20,7 @@ from astro_tui.agent.charts import ChartChoice, ChartError, Series, build_chart_
 from astro_tui.config import Settings
 from astro_tui.data.database import Database
 from astro_tui.data.results import QueryResult
-from astro_tui.ui.app import AstroApp
-from tests.test_ui_support import ready, submit, wait_until
+from tests.test_ui_support import make_app, ready, submit, wait_until
 
 REGIONS = (
     "select region_name, sum(net_revenue) as revenue from sales.daily_revenue group by 1 order by 2 desc"
@@ -241,7 +240,7 @@ def test_a_spec_with_one_column_on_both_axes_is_refused(regions: pa.Table) -> No
 
 @pytest.mark.parametrize("size", [(80, 24), (100, 30), (160, 48)])
 async def test_the_chart_tab_at_each_size_and_zoomed(sample_path: Path, size: tuple[int, int]) -> None:
-    app = AstroApp([], Settings())
+    app = make_app(sample_path)
     async with app.run_test(size=size) as pilot:
         await ready(pilot)
         await submit(pilot, f"/sql {REGIONS}")

@@ -76,6 +76,32 @@ def test_overrides_and_the_shell(shop_db: Path, tmp_path: Path) -> None:
         assert session.shell("ls /nope").exit_code != 0
 
 
+def test_tools_lent_to_an_outside_agent_and_its_saved_conversation(shop_db: Path, tmp_path: Path) -> None:
+    """`tools()`: the agent's own tools, a set of their own per caller (`cd`), the same guard;
+    `save_conversation()`: beside the agent's, listed for this database."""
+    from astro_tui.agent.conversations import load_conversation, new_conversation_id
+    from astro_tui.agent.history import Entry, Turn
+
+    with astro_tui.open(shop_db, settings=Settings(row_cap=5), state_dir=tmp_path) as session:
+        one, two = session.tools(), session.tools()
+        assert {"shell", "run_sql", "submit_result", "read_context"} <= set(one.names)
+        one["shell"].func("cd /sales")
+        assert one["shell"].func("pwd").strip() == "/sales" and two["shell"].func("pwd").strip() == "/"
+        with pytest.raises(GuardError, match=r"^refused: DROP"):
+            one["run_sql"].func("DROP TABLE sales.orders")
+        cut = one["run_sql"].func("SELECT * FROM sales.orders").result
+        assert cut.row_count == 5 and cut.truncated and cut.total_rows == 2000
+        turn = Turn(question="MCP run_sql: SELECT 1", status="text")
+        turn.entries.append(Entry({"role": "user", "content": "MCP run_sql: SELECT 1"}))
+        conversation_id = new_conversation_id()
+        session.save_conversation(conversation_id, [turn], created="2026-01-02T03:04:05", by="MCP client x")
+        assert [c.id for c in session.conversations()] == [conversation_id]
+    session.save_conversation(conversation_id, [turn, turn], created="2026-01-02T03:04:05", by="MCP client x")
+    header, turns = load_conversation(tmp_path, conversation_id)
+    assert header["model"] == "MCP client x" and header["db_label"] == session.label
+    assert [t.question for t in turns] == ["MCP run_sql: SELECT 1"] * 2, "saved after the close too"
+
+
 def test_a_target_that_cannot_be_opened_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(TargetError) as raised:
         astro_tui.open(tmp_path / "missing.duckdb", settings=Settings(), state_dir=tmp_path)
@@ -217,6 +243,22 @@ def test_postgresql_to_pandas(pg_server: PgServer, tmp_path: Path) -> None:
 
 PACKAGE = Path(astro_tui.__file__).parent
 FRONT_ENDS = ("ui", "headless", "cli.py", "mcp")
+SESSION_ONLY = {
+    "Agent",
+    "load_catalog",
+    "Database.open",
+    "open_engine",
+    "build_registry",
+    "ToolContext",
+    "ExploreTools",
+    "SqlTools",
+    "NoteTools",
+    "OutputTools",
+    "Workspace",
+    "ContextNotes",
+    "save_conversation",
+}
+"""What only the session does: open, read the catalog, build the agent or its tools, save."""
 BELOW_THE_SESSION = ("agent", "catalog", "data", "llm", "config.py", "errors.py", "files.py", "text.py")
 
 
@@ -242,24 +284,31 @@ def _called(path: Path) -> set[str]:
 
 
 def test_front_ends_drive_the_session_and_imports_point_one_way() -> None:
-    """No front end builds the agent, reads a catalog or opens a database itself; nothing the
-    session stands on imports it or a front end, and the session imports no Textual."""
+    """No front end builds the agent or its tools, reads a catalog, opens a database or saves a
+    conversation itself; nothing the session stands on imports it or a front end, the session
+    imports no Textual, and no front end imports another (the command line starts them all)."""
     front = _modules(*FRONT_ENDS)
-    assert len(front) > 10, "the front ends were found"
+    assert len(front) > 10 and any(p.parent.name == "mcp" for p in front), "the front ends were found"
     doing = {
-        f"{path.relative_to(PACKAGE)}: {name}"
-        for path in front
-        for name in _called(path) & {"Agent", "load_catalog", "Database.open", "open_engine"}
+        f"{path.relative_to(PACKAGE)}: {name}" for path in front for name in _called(path) & SESSION_ONLY
     }
     assert not doing, sorted(doing)
+    ends = ("astro_tui.ui", "astro_tui.headless", "astro_tui.cli", "astro_tui.mcp")
     upward = {
         f"{path.relative_to(PACKAGE)}: {module}"
         for path in _modules(*BELOW_THE_SESSION)
         for module in _imports(path)
-        if module.startswith(("astro_tui.session", "astro_tui.ui", "astro_tui.headless", "astro_tui.cli"))
+        if module.startswith(("astro_tui.session", *ends))
     }
     assert not upward, sorted(upward)
     session = {m for path in _modules("session") for m in _imports(path)}
-    assert not {
-        m for m in session if m.startswith(("textual", "astro_tui.ui", "astro_tui.headless", "astro_tui.cli"))
+    assert not {m for m in session if m.startswith(("textual", *ends))}
+    across = {
+        f"{path.relative_to(PACKAGE)}: {module}"
+        for path in front
+        for module in _imports(path)
+        if module.startswith(ends)
+        and module.split(".")[1] != path.relative_to(PACKAGE).parts[0].removesuffix(".py")
+        and path != PACKAGE / "cli.py"  # the command line starts each of them
     }
+    assert not across, sorted(across)

@@ -37,9 +37,11 @@ class Database:
         settings: Settings,
         *,
         on_build: Callable[[str], None] | None = None,
+        one_shot: bool = False,
     ) -> Database:
-        """Open the given targets, or the sample warehouse when none are given."""
-        return cls(open_engine(specs, settings, on_build=on_build), settings)
+        """Open the given targets, or the sample warehouse when none are given. `one_shot`: this
+        process runs one command and ends, and a limit may end it (`open_engine`)."""
+        return cls(open_engine(specs, settings, on_build=on_build, one_shot=one_shot), settings)
 
     @property
     def label(self) -> str:
@@ -76,9 +78,9 @@ class Database:
 
         `row_cap=-1`/`timeout=-1` mean the settings' values; None means no limit.
         """
-        statement = self.engine.check(sql)
         cap = self.settings.row_cap if row_cap == -1 else row_cap
         limit = self.settings.query_timeout_s if timeout == -1 else timeout
+        statement = self.engine.check(sql, timeout=limit)
         return self.engine.run(statement, cap=cap, timeout=limit, cancel=cancel)
 
     def count_rows(self, statement: str, *, timeout: float, cancel: CancelToken | None = None) -> int | None:

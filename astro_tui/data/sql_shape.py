@@ -10,19 +10,35 @@ from __future__ import annotations
 import sqlglot
 from sqlglot import exp
 
-_SQLGLOT_DIALECTS = {"duckdb": "duckdb", "postgresql": "postgres", "spark": "spark"}
+_SQLGLOT_DIALECTS = {"duckdb": "duckdb", "postgresql": "postgres", "spark": "spark", "spark sql": "spark"}
+
+
+def _parse(sql: str, dialect: str) -> exp.Expression | None:
+    read = _SQLGLOT_DIALECTS.get(dialect.lower(), dialect.lower())
+    try:
+        return sqlglot.parse_one(sql, read=read)
+    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError, ValueError):
+        return None
 
 
 def orders_its_rows(sql: str, dialect: str = "DuckDB") -> bool:
     """True when the statement's outermost query has an ORDER BY (not one inside a subquery,
     a CTE or a window). A statement that does not parse is taken as unordered: the weaker claim."""
-    read = _SQLGLOT_DIALECTS.get(dialect.lower(), dialect.lower())
-    try:
-        tree = sqlglot.parse_one(sql, read=read)
-    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError, ValueError):
+    tree = _parse(sql, dialect)
+    if tree is None:
         return False
     while isinstance(tree, exp.Subquery):
         if tree.args.get("order"):
             return True
         tree = tree.this
     return isinstance(tree, exp.Expression) and bool(tree.args.get("order"))
+
+
+def takes_a_limit(sql: str, dialect: str = "DuckDB") -> bool:
+    """True when `sql` orders its rows at the outermost level and has no LIMIT, OFFSET or FETCH
+    there: `sql LIMIT 1 OFFSET n` is then its n-th row by that order. Anything else (a
+    parenthesized query, a limit already, a statement that does not parse) is False."""
+    tree = _parse(sql, dialect)
+    if not isinstance(tree, exp.Query) or isinstance(tree, exp.Subquery) or not tree.args.get("order"):
+        return False
+    return not any(tree.args.get(clause) for clause in ("limit", "offset", "fetch"))

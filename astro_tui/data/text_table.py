@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import decimal
+import itertools
 import json
 import re
 from collections.abc import Iterator
@@ -112,18 +113,24 @@ def _shown(column: Any, limit: int) -> Any:
     """A column whose text, bytes and lists (nested too) are cut to `limit`: a cell shows at
     most that much, so converting it never costs more. Types it cannot cut stay whole."""
     import pyarrow as pa
-    import pyarrow.compute as pc
     import pyarrow.types as pat
 
     if isinstance(column, pa.ChunkedArray):
         return pa.chunked_array([_shown(chunk, limit) for chunk in column.chunks], type=column.type)
     kind = column.type
     try:
-        if pat.is_string(kind) or pat.is_large_string(kind):
+        large = pat.is_large_string(kind) or pat.is_large_binary(kind)
+        if (pat.is_string(kind) or pat.is_large_string(kind)) and _longest(column, large) > limit:
+            import pyarrow.compute as pc  # its import costs a short command more than its work
+
             return pc.utf8_slice_codeunits(column, 0, limit)
-        if pat.is_binary(kind) or pat.is_large_binary(kind):
+        if (pat.is_binary(kind) or pat.is_large_binary(kind)) and _longest(column, large) > limit:
+            import pyarrow.compute as pc
+
             return pc.binary_slice(column, 0, limit)
         if (pat.is_list(kind) or pat.is_large_list(kind)) and not pat.is_map(kind):
+            import pyarrow.compute as pc
+
             cut = pc.list_slice(column, 0, limit)
             maker = pa.LargeListArray if pat.is_large_list(kind) else pa.ListArray
             return maker.from_arrays(cut.offsets, _shown(cut.values, limit), mask=cut.is_null())
@@ -133,6 +140,15 @@ def _shown(column: Any, limit: int) -> Any:
     except (pa.ArrowException, ValueError, TypeError):
         return column
     return column
+
+
+def _longest(column: Any, large: bool) -> int:
+    """The longest value of a text or bytes array, in bytes, read from its offsets."""
+    offsets = column.buffers()[1]
+    if offsets is None or len(column) == 0:
+        return 0
+    view = memoryview(offsets).cast("q" if large else "i")[column.offset : column.offset + len(column) + 1]
+    return max(end - start for start, end in itertools.pairwise(view))
 
 
 def format_table(result: QueryResult, *, max_rows: int = 50, max_cell: int = 60) -> str:

@@ -1,6 +1,6 @@
 """One session: an opened database and everything done with it, for every front end.
 
-The app, `astro sql|shell|ask|eval`, the coming `astro mcp` and the Python API
+The app, `astro sql|shell|ask|eval`, `astro mcp` and the Python API
 (`astro_tui.open`) are thin front ends of a `Session`; none of them opens a database,
 reads a catalog or builds the agent by itself. A session's life, top to bottom:
 
@@ -29,8 +29,11 @@ reads a catalog or builds the agent by itself. A session's life, top to bottom:
    `new_conversation()`, `conversations()`, `resume()`; `notes()` reads the context
    notes the model keeps about this database. `isolated()` is a session over the
    same database whose notes and conversations are thrown away (`astro eval`).
-5. **Exported**: `export()` writes a result as CSV, Parquet or JSON (`ExportFinished`).
-6. **Closed** by `close()` or the end of a `with` block: the person's running query
+5. **Lent** to an agent outside astro (`astro mcp`): `tools()` is the agent's own tools
+   without the agent, a set of their own for each of that agent's sessions, and
+   `save_conversation()` keeps what it did where `/resume` finds it.
+6. **Exported**: `export()` writes a result as CSV, Parquet or JSON (`ExportFinished`).
+7. **Closed** by `close()` or the end of a `with` block: the person's running query
    is stopped, the database and the model client closed; nothing outlives it.
 
 Listeners (`listen()`) receive every event in the thread that caused it: the
@@ -39,7 +42,6 @@ opening thread, the thread that ran a query, or the event loop a turn runs on.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import re
 import shutil
@@ -73,6 +75,7 @@ if TYPE_CHECKING:
     from astro_tui.agent.events import AgentEvent, Answer, ChartSpec
     from astro_tui.agent.history import Turn
     from astro_tui.agent.loop import Agent
+    from astro_tui.agent.registry import ToolRegistry
     from astro_tui.catalog.shell import Shell, ShellResult
     from astro_tui.config import Settings
     from astro_tui.data.catalog_model import Catalog, Table
@@ -105,8 +108,12 @@ class Session:
         *,
         state_dir: Path,
         client: ChatClient | None = None,
+        one_shot: bool = False,
     ) -> None:
         self.targets = [str(t) for t in targets]
+        self.one_shot = one_shot
+        """A command that runs once and ends (`astro sql`): the database may run statements in
+        this process, and a limit then ends the process (`Database.open`)."""
         self.settings = settings
         self.state_dir = state_dir
         self.db: Database | None = None
@@ -170,7 +177,9 @@ class Session:
                 from astro_tui.data.database import Database
 
                 try:
-                    db = Database.open(self.targets, self.settings, on_build=self._building)
+                    db = Database.open(
+                        self.targets, self.settings, on_build=self._building, one_shot=self.one_shot
+                    )
                 except Exception as exc:
                     raise self._open_failed(exc) from None
                 with self._lock:  # closed while it opened (quit during a build): close it too
@@ -440,6 +449,8 @@ class Session:
         """One turn's events, ending with `Done` (see `Agent.run`); the results it produces
         join the log as they come. Closing the iterator (or cancelling its task) stops the
         turn: the model's stream is closed and its running query interrupted."""
+        import asyncio  # not at import: `astro sql` never needs it
+
         agent = self._agent or await asyncio.to_thread(self.prepare_agent)
         async with contextlib.aclosing(agent.run(question)) as events:
             async for event in events:
@@ -526,6 +537,42 @@ class Session:
             finally:
                 await trial.aclose()
 
+    # ------------------------------------------------------------------ lent to an outside agent
+
+    def tools(self, *, keep_results: int = 1) -> ToolRegistry:
+        """The agent's tools without the agent, for a front end whose caller is itself a model
+        (an MCP client): the same guard, lock and limits, on this session's database, catalog
+        and notes. Each call gives a set of its own (its own `cd`, search index and workspace),
+        one per outside session; the workspace keeps the last `keep_results` results, since
+        the caller holds its results and a server must not hold every one. A tool's cancel
+        token is the `TURN_CANCEL` of the thread that runs it (`agent/tools/context.py`)."""
+        from astro_tui.agent.context_notes import ContextNotes
+        from astro_tui.agent.tools import ToolContext, build_registry
+        from astro_tui.agent.workspace import Workspace
+
+        db, catalog = self.database(), self._catalog()
+        notes = ContextNotes(self.state_dir, db.key, db.context_seed)
+        workspace = Workspace(max_entries=keep_results)
+        return build_registry(ToolContext(db, catalog, self.settings, workspace, notes))
+
+    def save_conversation(self, conversation_id: str, turns: list[Turn], *, created: str, by: str) -> Path:
+        """Save a conversation a front end kept itself (an outside agent's calls, one turn each)
+        beside the agent's, in the same format, so `/resume` lists it for this database; `by`
+        stands where the model's name goes. Atomic; raises OSError. Also once the session is
+        closed: a call that ended as its server shut down is still kept."""
+        from astro_tui.agent.conversations import save_conversation
+
+        db = self.db if self.db is not None else self.database()
+        return save_conversation(
+            self.state_dir,
+            conversation_id,
+            turns,
+            db_key=db.key,
+            db_label=db.label,
+            model=by,
+            created=created,
+        )
+
     # ------------------------------------------------------------------ export
 
     def export(self, result: Result | QueryResult, fmt: str, path: Path, *, overwrite: bool = False) -> Path:
@@ -582,11 +629,15 @@ class _Runner:
     """An event loop of the session's own, in a daemon thread, for its blocking methods."""
 
     def __init__(self) -> None:
+        import asyncio
+
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="astro-session", daemon=True)
         self._thread.start()
 
     def call(self, work: Coroutine[Any, Any, T]) -> T:
+        import asyncio
+
         future = asyncio.run_coroutine_threadsafe(work, self._loop)
         try:
             return future.result()

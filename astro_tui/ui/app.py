@@ -43,6 +43,7 @@ from astro_tui.ui.warmup import AFTER_PAINT_WAIT_S, settle_heap, warm_imports
 from astro_tui.ui.widgets.key_footer import KeyFooter, MainScreen
 from astro_tui.ui.widgets.question import QuestionInput
 from astro_tui.ui.widgets.top_bar import TopBar
+from astro_tui.ui.widgets.traced_answer import TracedAnswer
 from astro_tui.ui.wording import counted
 
 if TYPE_CHECKING:
@@ -380,6 +381,21 @@ class AstroApp(App[int]):
         focused = screen.focused
         panes = (w for w in (focused.ancestors_with_self if focused else []) if w.has_class("pane"))
         screen.maximize(next(panes, self.conversation), container=False)
+
+    def action_trace_next(self) -> None:
+        self.conversation.trace(1)
+
+    def action_trace_previous(self) -> None:
+        self.conversation.trace(-1)
+
+    def action_copy_trace(self) -> None:
+        self.conversation.copy_trace()
+
+    def on_traced_answer_traced(self, message: TracedAnswer.Traced) -> None:
+        """A value of an answer is traced (a key or a click): select its cell in its result."""
+        cell = message.cell
+        if cell is not None and self.results.select_cell(*cell):
+            self.screen.remove_class("-no-results")
 
     def action_copy_sql(self) -> None:
         self.results.copy_sql()

@@ -205,3 +205,9 @@ SELECT pg_sleep(0.01) IS NULL AS slept;
 SELECT customer_id, count(*) FROM sales.orders GROUP BY customer_id
 HAVING count(*) > (SELECT avg(n) FROM (SELECT count(*) AS n FROM sales.orders GROUP BY customer_id) s)
 ORDER BY 2 DESC, 1 LIMIT 5;
+
+-- name: current_setting_of_a_cast_literal
+SELECT current_setting('TimeZone'::text) IS NOT NULL AS has_zone;
+
+-- name: one_partition_of_a_partitioned_table
+SELECT count(*) FROM public.events_2024_01;

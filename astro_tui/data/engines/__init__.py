@@ -67,9 +67,17 @@ def check_targets(specs: Sequence[str], settings: Settings) -> None:
 
 
 def open_engine(
-    specs: Sequence[str], settings: Settings, *, on_build: Callable[[str], None] | None = None
+    specs: Sequence[str],
+    settings: Settings,
+    *,
+    on_build: Callable[[str], None] | None = None,
+    one_shot: bool = False,
 ) -> Engine:
-    """The engine for these targets, opened; the sample warehouse when there are none."""
+    """The engine for these targets, opened; the sample warehouse when there are none.
+
+    `one_shot`: this process runs one command and ends (`astro sql`), so an engine may run
+    statements in it with limits that end the process (DuckDB, `duckdb/inline.py`); a
+    server engine runs them on its server either way."""
     expanded = expand_targets(specs, settings)
     servers = [s for s in expanded if server_scheme(s)]
     if servers:
@@ -78,7 +86,7 @@ def open_engine(
         return _server_module(servers[0]).open_target(servers[0], settings)
     from astro_tui.data.engines.duckdb import DuckDBEngine
 
-    return DuckDBEngine.open(expanded, settings, on_build=on_build)
+    return DuckDBEngine.open(expanded, settings, on_build=on_build, one_shot=one_shot)
 
 
 def _server_module(url: str):  # type: ignore[no-untyped-def]

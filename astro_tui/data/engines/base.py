@@ -84,8 +84,10 @@ class Engine(ABC):
         """Schemas, tables, views, columns, keys and row estimates in a few set-based requests."""
 
     @abstractmethod
-    def check(self, sql: str) -> str:
-        """The statement to run if it is exactly one read-only statement; else raise GuardError."""
+    def check(self, sql: str, *, timeout: float | None = None) -> str:
+        """The statement to run if it is exactly one read-only statement; else raise GuardError.
+
+        `timeout` is the statement's time limit, which bounds whatever the check asks a server."""
 
     @abstractmethod
     def run(

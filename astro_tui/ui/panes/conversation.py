@@ -22,11 +22,12 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from astro_tui.errors import AstroError
-from astro_tui.text import inert
+from astro_tui.text import inert, one_line
 from astro_tui.ui.widgets.command_lines import CommandLines
 from astro_tui.ui.widgets.markdown_text import MarkdownText
 from astro_tui.ui.widgets.question import QuestionInput
 from astro_tui.ui.widgets.tool_block import SPINNER, clocks_live, result_status
+from astro_tui.ui.widgets.traced_answer import TracedAnswer
 from astro_tui.ui.widgets.turn import TurnView, error_block, note_line, user_line
 from astro_tui.ui.wording import counted
 
@@ -57,6 +58,7 @@ class ConversationPane(Vertical):
         self._started = 0.0
         self._status_text = ""
         self._frame = 0
+        self._traced: TracedAnswer | None = None
 
     def compose(self) -> ComposeResult:
         yield VerticalScroll(id="conversation-log")
@@ -158,6 +160,16 @@ class ConversationPane(Vertical):
             ]
             if calls:
                 self.add_note("tools: " + ", ".join(c.get("name", "?") for c in calls), "tools")
+            saved = turn.answer if turn.status == "answer" else None
+            if saved is not None and saved.provenance:
+                self._mount(
+                    Vertical(
+                        Static(Text("answer (saved; ask again to see its tables)", style="bold")),
+                        TracedAnswer(saved.text, saved.provenance, {}),
+                        classes="doc-block",
+                    )
+                )
+                continue
             shown = turn.shown_answer if turn.status == "answer" else None
             final = shown or next(
                 (
@@ -247,6 +259,53 @@ class ConversationPane(Vertical):
         if message.turn is self._current:
             self._set_status(message.summary)
             self.app.refresh_bindings()
+
+    # ------------------------------------------------------------------ tracing an answer's values
+
+    def _answer_in_focus(self) -> TracedAnswer | None:
+        """The answer holding the focus, else the one traced last, else the latest one."""
+        answers = [a for a in self.log_view.query(TracedAnswer) if a.spans]
+        focused = next((a for a in answers if a.parent is not None and a.parent.has_focus_within), None)
+        if focused is not None:
+            return focused
+        return self._traced if self._traced in answers else (answers[-1] if answers else None)
+
+    def trace(self, delta: int) -> None:
+        answer = self._answer_in_focus()
+        if answer is None:
+            self.app.notify("No answer with values from the database to trace yet.", severity="warning")
+            return
+        answer.step(delta)
+
+    def on_traced_answer_traced(self, message: TracedAnswer.Traced) -> None:
+        self._traced = message.answer  # and on to the app, which selects the cell
+
+    def copy_trace(self) -> None:
+        """Copy a query returning the traced value's cell (one per source of a computed value)."""
+        from astro_tui.agent.cell_query import cell_query
+        from astro_tui.ui.clipboard import copy_text
+
+        answer, db = self._answer_in_focus(), self.session.db
+        if answer is None or db is None:
+            self.app.notify("No answer with values from the database to trace yet.", severity="warning")
+            return
+        span = answer.current or answer.step(1)
+        assert span is not None
+        queries = [(s, cell_query(s, db.dialect, rows=answer.rows_of(s))) for s in span.sources]
+        if len(queries) == 1:
+            text = queries[0][1].sql
+        else:
+            text = "\n\n".join(f"-- {s.input}, row {s.row}, {s.column}\n{q.sql};" for s, q in queries)
+        sql = inert(text)  # as `copy_sql`: no control character reaches the terminal it is pasted into
+        where = copy_text(self.app, sql)
+        what = "a query" if len(queries) == 1 else f"{len(queries)} queries, one per value used,"
+        hows = {q.how: q.guarantee for _, q in queries}
+        how = hows.get("position") or hows.get("ordered") or hows.get("whole", "")
+        self.app.notify(
+            f"Copied {what} for {one_line(span.text, 40)} to the {where}: {how}.",
+            severity="warning" if sql != text else "information",
+            markup=False,
+        )
 
     # ------------------------------------------------------------------ the conversation itself
 

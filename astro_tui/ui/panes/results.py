@@ -99,6 +99,7 @@ class ResultsPane(Vertical):
         self.current: ResultEntry | None = None
         self._backends: dict[int, Any] = {}
         self.table_widget: Any = None
+        self._cell: tuple[int, int, str | None] | None = None  # a traced value's cell, to select
 
     def compose(self) -> ComposeResult:
         yield Select[int]([], prompt="no results yet", allow_blank=True, id="result-picker")
@@ -178,7 +179,7 @@ class ResultsPane(Vertical):
         if entry is not None and entry is not self.current:
             self.show(entry)
 
-    def _show_status(self, entry: ResultEntry) -> None:
+    def _show_status(self, entry: ResultEntry, traced: str = "") -> None:
         result = entry.result
         status = inert_text(entry.name, "bold", keep_newlines=False)
         status.append(f" · {result_status(self, result)}")
@@ -186,6 +187,8 @@ class ResultsPane(Vertical):
             status.append(" · ✓ verified", "bold")
         if result.truncated:
             status.append(f" · cut at the {result.row_count:,}-row cap (--max-rows)", "italic")
+        if traced:
+            status.append(f" · ▸ {traced}", "bold")
         self.query_one("#result-status", Static).update(status, layout=False)
         self.border_subtitle = counted(len(self.entries), "result")
 
@@ -342,6 +345,30 @@ class ResultsPane(Vertical):
         )
         self.table_widget = table
         holder.mount(table)
+        self.call_after_refresh(self._select_cell)
+
+    def select_cell(self, result: QueryResult, row: int, column: str | None) -> bool:
+        """Show the cell a traced value came from: its result, in the table, the cursor on it."""
+        entry = next((e for e in self.entries if e.result is result), None)
+        if entry is None:
+            return False
+        self._cell = (entry.id, row, column)
+        if entry is not self.current:
+            self.show(entry)
+        self.activate("tab-table")
+        self._select_cell()
+        return True
+
+    def _select_cell(self) -> None:
+        table, entry, cell = self.table_widget, self.current, self._cell
+        if table is None or entry is None or cell is None or cell[0] != entry.id or not table.is_attached:
+            return
+        self._cell = None
+        columns = entry.result.columns
+        table.move_cursor(row=cell[1], column=columns.index(cell[2]) if cell[2] in columns else None)
+        self._show_status(
+            entry, f"row {cell[1]}" + (f" · {inert(cell[2], keep_newlines=False)}" if cell[2] else "")
+        )
 
     def activate(self, tab: str) -> None:
         """Show a tab; if this pane had the focus, keep it here (the focused widget may be in

@@ -46,7 +46,7 @@ class AnswerCard(Vertical):
         self.answer = answer
 
     def compose(self) -> ComposeResult:
-        from astro_tui.ui.widgets.markdown_text import MarkdownText
+        from astro_tui.ui.widgets.traced_answer import TracedAnswer
 
         answer = self.answer
         title = one_line(answer.title, 100) if answer.title else ""
@@ -58,7 +58,8 @@ class AnswerCard(Vertical):
             head = UNVERIFIED_NOTE
         yield Static(inert_text(head), classes="answer-head")
         if answer.text.strip() and answer.text.strip() != (answer.title or "").strip():
-            yield MarkdownText(inert(capped(0, answer.text)), classes="answer-text")
+            inputs = {t.name: t.result for t in answer.tables}
+            yield TracedAnswer(capped(0, answer.text), answer.provenance, inputs)
         if answer.unverified_numbers:
             numbers = ", ".join(inert(n, keep_newlines=False) for n in answer.unverified_numbers[:12])
             yield Static(

@@ -31,11 +31,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from astro_tui.config import Settings
-from astro_tui.data import catalog_cache
 from astro_tui.data.cancel import CancelToken
-from astro_tui.data.catalog_model import Catalog
 from astro_tui.data.engines.base import Dialect, Engine
-from astro_tui.data.engines.duckdb import catalog, scratch
+from astro_tui.data.engines.duckdb import inline, scratch
+from astro_tui.data.engines.duckdb.inline import InlineRunner
 from astro_tui.data.engines.duckdb.pool import WorkerPool
 from astro_tui.data.engines.duckdb.targets import Target, file_stem, identifier, resolve_targets
 from astro_tui.data.errors import (
@@ -50,6 +49,8 @@ from astro_tui.data.results import QueryResult
 
 if TYPE_CHECKING:
     import duckdb
+
+    from astro_tui.data.catalog_model import Catalog
 
 DIALECT = Dialect(
     name="DuckDB",
@@ -84,7 +85,9 @@ class DuckDBEngine(Engine):
 
     dialect = DIALECT
 
-    def __init__(self, targets: Sequence[Target], settings: Settings, *, label: str, key: str) -> None:
+    def __init__(
+        self, targets: Sequence[Target], settings: Settings, *, label: str, key: str, one_shot: bool = False
+    ) -> None:
         self.settings = settings
         self.targets = tuple(targets)
         self.label = label
@@ -96,7 +99,10 @@ class DuckDBEngine(Engine):
         self._file_tables: dict[str, str] = {}
         try:
             setup = self._prepare()
-            self._pool = WorkerPool(setup, settings.memory_limit, open_error=self._open_error)
+            runner = InlineRunner if one_shot and inline.available() else WorkerPool
+            self._pool: WorkerPool | InlineRunner = runner(
+                setup, settings.memory_limit, open_error=self._open_error
+            )
         except OSError as exc:
             self._remove_temp_dirs()
             where = f" ({exc.filename})" if exc.filename else ""
@@ -112,8 +118,10 @@ class DuckDBEngine(Engine):
         settings: Settings,
         *,
         on_build: Callable[[str], None] | None = None,
+        one_shot: bool = False,
     ) -> DuckDBEngine:
-        """Open the given targets, or the sample warehouse when none are given."""
+        """Open the given targets, or the sample warehouse when none are given. `one_shot`:
+        this process runs one command and ends, so it runs statements itself (`inline.py`)."""
         if specs:
             targets = resolve_targets(list(specs))
             label = " ".join(specs)
@@ -126,7 +134,7 @@ class DuckDBEngine(Engine):
             targets = [Target(str(path), "duckdb", (path,), "warehouse")]
             label = "sample warehouse"
             key = "sample"
-        engine = cls(targets, settings, label=label, key=key)
+        engine = cls(targets, settings, label=label, key=key, one_shot=one_shot)
         if not specs:
             from astro_tui.data.engines.duckdb.sample import context_notes
 
@@ -198,6 +206,9 @@ class DuckDBEngine(Engine):
         (file targets are read into a new private file on every open)."""
         if any(t.kind != "duckdb" for t in self.targets):
             return None
+        from astro_tui.data import catalog_cache
+        from astro_tui.data.engines.duckdb import catalog
+
         parts = [_duckdb_identity(), catalog_cache.code_digest(catalog)]
         for target in self.targets:
             path = target.paths[0]
@@ -293,12 +304,13 @@ class DuckDBEngine(Engine):
         self._pool.ready()
         self.check("SELECT 1")
 
-    def check(self, sql: str) -> str:
+    def check(self, sql: str, *, timeout: float | None = None) -> str:
         """A first pass, here, while no worker is ready (`astro sql`, the app's first moments):
-        a short statement (bounded in length, so in the cost of its parse: ~100 ms for the
+        a short statement (bounded in length, and in the cost of its parse by leaving to the
+        worker the forms DuckDB's parser multiplies, `guard.cheap_to_parse`: ~100 ms for the
         worst of a dozen shapes of 2,000 characters at load 8; a TPC-H query is under 900) is
         refused at once for anything no database file could excuse, with no worker to start
-        or wait for. Anything longer, or with a worker ready, is parsed only in the worker.
+        or wait for. Anything else, or with a worker ready, is parsed only in the worker.
 
         The verdict is `run`'s: the statement is checked again in the worker, where the file
         is open (names resolved as DuckDB resolves them, `resolved.py`), within the same
@@ -307,7 +319,7 @@ class DuckDBEngine(Engine):
         from astro_tui.data.engines.duckdb import guard
 
         check_length(sql)  # before it is parsed or sent anywhere
-        if len(sql) > _FIRST_PASS_CHARS or self._pool.has_ready_worker():
+        if len(sql) > _FIRST_PASS_CHARS or self._pool.has_ready_worker() or not guard.cheap_to_parse(sql):
             return sql
         return guard.check(sql, database=guard.LATER)
 
@@ -344,6 +356,9 @@ class DuckDBEngine(Engine):
     def load_catalog(self) -> Catalog:
         """From the cache when the file is as it was (no process is started for it); else read
         by the worker, and kept only if the file did not change while it was read."""
+        from astro_tui.data import catalog_cache
+        from astro_tui.data.engines.duckdb import catalog
+
         key = self._catalog_key()
         cached = catalog_cache.read(key) if key else None
         if cached is None:

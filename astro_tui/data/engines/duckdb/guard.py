@@ -406,11 +406,37 @@ def _needs_walk(text: str) -> bool:
     plain = _plain_functions()
     for word, calls in tokens(text):
         word = word.strip().lower()
-        if word in _MODIFYING_WORDS or word in _FILE_SUFFIXES or word in _REFUSED_VIEWS:
+        if word in _MODIFYING_WORDS or word in _FILE_SUFFIXES or word in _REFUSED_VIEWS or word == "show":
             return True
         if calls and word not in plain and word not in _SYNTAX_BEFORE_BRACKET:
             return True
     return False
+
+
+_EXPANDING = frozenset({"case", "cube", "rollup", "grouping", "pivot", "unpivot"})
+
+
+def cheap_to_parse(text: str) -> bool:
+    """Whether DuckDB's parse of `text` costs about its length: one statement, and none of the
+    forms its transformer multiplies. It copies a CASE's operand into every WHEN (nested, that
+    is exponential: 742 characters took 51 s and 1.6 GB) and expands grouping sets (one
+    `CUBE` of 15 columns is 32,768 sets); a PIVOT copies its source. Read with the tokenizer,
+    which costs the length."""
+    if _SURROGATE.search(text):
+        return True  # refused before any parse
+    try:
+        found = list(tokens(text))
+    except duckdb.Error:
+        return False
+    ended = False
+    for word, _calls in found:
+        word = word.strip().lower()
+        if ended and word != ";" and not word.startswith(("--", "/*")):
+            return False
+        ended = ended or word == ";"
+        if word in _EXPANDING:
+            return False
+    return True
 
 
 def tokens(text: str) -> Iterator[tuple[str, bool]]:
@@ -504,6 +530,14 @@ class Rules:
         elif _PATH_LIKE.search(table):
             self._unsettled(f"refused: '{table}' is a file or URL, not a table of the database")
 
+    def check_show(self, name: str) -> None:
+        """`SHOW name` describes the table of that name, or else shows the setting (`SHOW
+        temp_directory` is astro's private directory); no listing names every setting DuckDB
+        would show (`extension_directory` is in none), so the bare form is refused and
+        DESCRIBE, which only ever describes, is offered."""
+        shown = f"SHOW {name} may show a setting of the machine"
+        raise GuardError(f"refused: {shown}; to describe a table, use DESCRIBE {name}")
+
     def _unsettled(self, refusal: str) -> None:
         if not self.resolving:
             raise GuardError(refusal)
@@ -527,6 +561,8 @@ def check_ast(text: str, rules: Rules) -> None:
             match = _MODIFYING_NODES.search(node_type)
             if match:
                 raise GuardError(f"refused: {match.group(1)} inside a query is not read-only")
+        if node_type == "SHOW_REF" and node.get("show_type") == "SHOW" and node.get("query") is None:
+            rules.check_show(str(node.get("table_name", "")))
         if node_type == "TABLE_FUNCTION":
             function = node.get("function") or {}
             rules.check_table_function(str(function.get("function_name", "")))

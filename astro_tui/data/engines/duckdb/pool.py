@@ -45,7 +45,8 @@ _ALLOWANCE = 128 * 2**20
 _START_S = 120.0
 
 
-def _rss(pid: int) -> int | None:
+def rss(pid: int) -> int | None:
+    """A process's resident memory (Linux /proc), or None where it cannot be read."""
     try:
         status = Path(f"/proc/{pid}/status").read_text()
     except OSError:
@@ -65,7 +66,26 @@ def _results_bytes(folder: Path, pid: int) -> int:
     return total
 
 
-def _plain_open_error(message: str, stage: str) -> DataError:
+def memory_allowance(memory_limit: str) -> int | None:
+    """What a statement's process may grow by: DuckDB's limit covers its buffer pool; the
+    process also holds Python, Arrow and the result, so a small limit gets a fixed allowance
+    as well as the 10%."""
+    limit = memory_bytes(memory_limit)
+    return max(int(limit * 1.1), limit + _ALLOWANCE) if limit else None
+
+
+def memory_stopped(memory_limit: str) -> QueryError:
+    return QueryError(f"query stopped: it needed more than the {memory_limit} memory limit")
+
+
+def stopped(reason: str, timeout: float | None) -> QueryError:
+    """The error for a statement interrupted by a cancel or its time limit."""
+    if reason == "cancel":
+        return QueryCancelled("query cancelled")
+    return QueryTimeout(f"query interrupted after the {timeout:g} s time limit")
+
+
+def plain_open_error(message: str, stage: str) -> DataError:
     return TargetError(f"cannot open the database: {message}")
 
 
@@ -185,7 +205,7 @@ class _Worker:
         what the engine's own catalog read left), measured only while no outside SQL has been
         here: after that, whatever a statement left behind counts against the next."""
         if self.pristine:
-            self.baseline = _rss(self.proc.pid) or self.baseline
+            self.baseline = rss(self.proc.pid) or self.baseline
 
     def warm_up(self) -> None:
         """Load Arrow, the guard and the file's definitions (untimed: no statement's work)."""
@@ -205,8 +225,8 @@ class _Worker:
         self.pristine = False
 
     def used(self) -> int | None:
-        rss = _rss(self.pid)
-        return None if rss is None else rss + _results_bytes(self.results, self.pid)
+        resident = rss(self.pid)
+        return None if resident is None else resident + _results_bytes(self.results, self.pid)
 
     def interrupt(self) -> None:
         with contextlib.suppress(OSError):
@@ -260,12 +280,9 @@ class WorkerPool:
         self._results = scratch.make("results", scratch.results_root())
         owned = [*setup.get("scratch", ()), str(self._results)]
         self._setup = {**setup, "results": str(self._results), "scratch": owned}
-        limit = memory_bytes(memory_limit)
         self._memory_label = memory_limit
-        # DuckDB's limit covers its buffer pool; the worker also holds Python, Arrow and the
-        # result, so a small limit gets a fixed allowance as well as the 10%.
-        self._memory = max(int(limit * 1.1), limit + _ALLOWANCE) if limit else None
-        self._open_error = open_error or _plain_open_error
+        self._memory = memory_allowance(memory_limit)
+        self._open_error = open_error or plain_open_error
         self._lock = threading.Lock()
         self._idle: list[_Worker] = []  # the first starts when something needs it (`warm`)
         self._busy: set[_Worker] = set()
@@ -417,14 +434,12 @@ class WorkerPool:
                 worker.interrupt()
                 interrupted = now
             if interrupted is not None and now - interrupted > GRACE_S:
-                raise self._stopped(reason, timeout)
+                raise stopped(reason, timeout)
             used = worker.used()
             if used is not None:
                 self.peak_rss = max(self.peak_rss, used - worker.baseline)
                 if memory is not None and used - worker.baseline > memory:
-                    raise QueryError(
-                        f"query stopped: it needed more than the {self._memory_label} memory limit"
-                    )
+                    raise memory_stopped(self._memory_label)
             if worker.proc.poll() is not None:
                 raise QueryError("the query process ended unexpectedly (out of memory?)")
         header = read_frame(worker.stdout)
@@ -433,17 +448,11 @@ class WorkerPool:
         if not header["ok"]:
             worker.clean = True
             if interrupted is not None:
-                raise self._stopped(reason, timeout)
+                raise stopped(reason, timeout)
             if header.get("refused"):
                 raise GuardError(header["message"])
             raise QueryError(header["message"])
         return header
-
-    @staticmethod
-    def _stopped(reason: str, timeout: float | None) -> QueryError:
-        if reason == "cancel":
-            return QueryCancelled("query cancelled")
-        return QueryTimeout(f"query interrupted after the {timeout:g} s time limit")
 
     def pids(self) -> list[int]:
         with self._lock:

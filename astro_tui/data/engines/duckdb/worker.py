@@ -45,7 +45,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 _LENGTH = struct.Struct(">Q")
 _IDLE_S = 0.05
@@ -116,6 +116,242 @@ def _ask_for_death_signal() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
 
 
+class OpenFailed(Exception):
+    """The database could not be opened (`stage`: the file itself, or a setup statement)."""
+
+    def __init__(self, message: str, stage: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.stage = stage
+
+
+class Connection:
+    """The database as a statement worker holds it: opened with the engine's setup (read-only,
+    locked down), the cursor running now (what an interrupt stops), and the file's
+    definitions the guard resolves names against. A worker process holds one; so does a
+    one-shot command's own process (`inline.py`), which runs the same `answer`."""
+
+    def __init__(self, setup: dict[str, Any]) -> None:
+        import duckdb
+
+        from astro_tui.data.engines.duckdb.resolved import builtins_first
+        from astro_tui.data.errors import one_line
+
+        stage = "open"  # the file itself, then the statements that attach and lock it down
+        try:
+            self._con = duckdb.connect(setup["path"], read_only=True, config=setup["config"])
+            stage = "setup"
+            for statement in setup["statements"]:
+                self._con.execute(statement)
+        except duckdb.Error as exc:
+            raise OpenFailed(one_line(exc), stage) from None
+        self.setup = setup
+        self.warmed = False
+        self._running: Any = None
+        self._path = builtins_first(self._con)
+        self._definitions: Any = None
+
+    def cursor(self) -> Any:
+        made = self._con.cursor()
+        self._running = made
+        return made
+
+    def trusted(self) -> Any:
+        """For astro's own queries: the built-ins first, whatever the file defines."""
+        from astro_tui.data.engines.duckdb.resolved import with_builtins_first
+
+        return with_builtins_first(self.cursor(), self._path)
+
+    def interrupt(self) -> None:
+        import duckdb
+
+        running = self._running
+        if running is not None:
+            with contextlib.suppress(duckdb.Error):
+                running.interrupt()
+
+    def idle(self) -> None:
+        self._running = None
+
+    def definitions(self) -> Any:
+        """What the file defines, read once (`resolved.FileDefinitions`)."""
+        if self._definitions is None:
+            from astro_tui.data.engines.duckdb.resolved import FileDefinitions
+
+            views = self.setup.get("trusted_views", ())
+            made = FileDefinitions(self.cursor, self.trusted, trusted_views=views)
+            made.mentioned("")
+            self._definitions = made
+        return self._definitions
+
+    def warm(self) -> None:
+        """Arrow, the guard and what the file defines, loaded after `ready`: the engine's first
+        request is often the catalog, which needs none of it, and a catalog shown sooner is
+        worth more than a warm import. None of this is a statement's work, so the pool asks
+        for it (untimed) before a worker's first statement, if idleness has not paid for it
+        already."""
+        if self.warmed:
+            return
+        import pyarrow as pa
+
+        from astro_tui.data.engines.duckdb import fetch, guard
+
+        made = self.cursor()
+        try:  # the first trip through DuckDB's Arrow export and Arrow's IPC writer costs ~0.5 s
+            rows = fetch.Capped(made, "SELECT 1 AS warm", 1)
+            with pa.ipc.new_stream(pa.BufferOutputStream(), rows.schema) as stream:
+                for batch in rows:
+                    stream.write_batch(batch)
+        finally:
+            made.close()
+        guard.check("SELECT 1")
+        self.definitions()
+        self.warmed = True
+
+    def answer(self, request: dict[str, Any], sink: Sink) -> dict[str, Any]:
+        """Check the statement (unless told not to: tests of the engine lock alone), then put
+        its rows into `sink` a batch at a time, so only one batch at a time is held here; the
+        answer's header. An error at any point (an interrupt lands as DuckDB's error, or as
+        Arrow's OSError while batches are read) is a header, never a crash."""
+        import duckdb
+
+        from astro_tui.data.engines.duckdb import fetch, guard
+        from astro_tui.data.errors import GuardError, QueryError, engine_message, one_line, syntax_message
+
+        statement = request["sql"]
+        if request.get("guard", True):
+            try:
+                statement = guard.check(statement, database=self.definitions())
+            except GuardError as exc:
+                return {"ok": False, "refused": True, "message": str(exc)}
+            except QueryError as exc:
+                return {"ok": False, "message": str(exc)}
+            except Exception as exc:  # an interrupt while binding, or what no one planned for
+                return {"ok": False, "message": f"the statement could not be checked: {one_line(exc)}"}
+        made = self.cursor()
+        try:
+            rows = fetch.Capped(made, statement, request["cap"])
+            sink.start(rows.schema)
+            for batch in rows:
+                sink.write(batch)
+            total = self._total(statement) if rows.truncated else None
+            sink.finish()
+        except Exception as exc:  # DuckDB's errors, Arrow's OSError on an interrupt, a full /dev/shm
+            sink.discard()
+            parser = isinstance(exc, duckdb.ParserException)
+            message = syntax_message(one_line(exc)) if parser else engine_message(exc)
+            return {"ok": False, "message": message}
+        finally:
+            made.close()
+        return {"ok": True, "truncated": rows.truncated, "total": total, "statement": statement}
+
+    def _total(self, statement: str) -> int | None:
+        """On a cursor of its own (the statement's is still open on its reader) that resolves the
+        table as the statement did; `fetch.total_rows` names DuckDB's own functions in full."""
+        from astro_tui.data.engines.duckdb import fetch
+
+        counting = self.cursor()
+        try:
+            return fetch.total_rows(counting, statement, self.setup.get("view_rows", {}))
+        finally:
+            counting.close()
+
+    def catalog(self) -> bytes:
+        """The engine's own catalog request (never user or model SQL), as a pickle, the
+        built-ins first: the file's `main.duckdb_tables()` must not write the catalog the
+        model reads."""
+        from astro_tui.data.catalog_cache import dumps
+        from astro_tui.data.engines.duckdb import catalog
+
+        def rows(sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
+            cursor = self.trusted()
+            try:
+                return cursor.execute(sql, params or []).fetchall()
+            finally:
+                cursor.close()
+
+        def streamed(sql: str) -> Iterator[tuple[Any, ...]]:
+            """The query runs now; its rows become Python objects a batch at a time, so 300,000
+            columns are never all held as tuples at once."""
+            cursor = self.trusted()
+            cursor.execute(sql)
+
+            def batches() -> Iterator[tuple[Any, ...]]:
+                try:
+                    while batch := cursor.fetchmany(_CATALOG_BATCH):
+                        yield from batch
+                finally:
+                    cursor.close()
+
+            return batches()
+
+        return dumps(catalog.load_catalog(rows, streamed))
+
+    def close(self) -> None:
+        self._con.close()
+
+
+class Sink(Protocol):
+    """Where `Connection.answer` puts a statement's rows, a batch at a time."""
+
+    def start(self, schema: Any) -> None: ...
+
+    def write(self, batch: Any) -> None: ...
+
+    def finish(self) -> None: ...
+
+    def discard(self) -> None: ...
+
+
+class _PipeOrFile:
+    """The rows held for the pipe while they are small, else written to a result file in
+    /dev/shm (mode 0600) as they come."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.schema: Any = None
+        self.held: list[Any] = []
+        self._size = 0
+        self._file: Any = None
+        self._writer: Any = None
+
+    @property
+    def in_file(self) -> bool:
+        return self._writer is not None
+
+    def start(self, schema: Any) -> None:
+        self.schema = schema
+
+    def write(self, batch: Any) -> None:
+        if self._writer is not None:
+            self._writer.write_batch(batch)
+            return
+        self.held.append(batch)
+        self._size += batch.nbytes
+        if self._size > _PIPE_BYTES:
+            import pyarrow as pa
+
+            self._file = pa.OSFile(self.path, "wb")
+            self._writer = pa.ipc.new_file(self._file, self.schema)
+            for kept in self.held:
+                self._writer.write_batch(kept)
+            self.held = []
+
+    def finish(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._file.close()
+
+    def discard(self) -> None:
+        for closing in (self._writer, self._file):
+            with contextlib.suppress(Exception):
+                if closing is not None:
+                    closing.close()
+        self._writer = None
+        with contextlib.suppress(OSError):
+            os.unlink(self.path)
+
+
 def main() -> None:
     interrupts, parent = int(sys.argv[1]), int(sys.argv[2])
     os.umask(0o077)  # result and spill files: this user's alone
@@ -126,219 +362,65 @@ def main() -> None:
     if setup is None:
         return
     watch.scratch = list(setup.get("scratch", ()))
+    try:
+        conn = Connection(setup)
+    except OpenFailed as exc:
+        write_frame(stdout, {"ready": False, "message": exc.message, "stage": exc.stage})
+        return
     import duckdb
 
     from astro_tui.data.errors import engine_message, one_line
 
-    stage = "open"  # the file itself, then the statements that attach and lock it down
-    try:
-        con = duckdb.connect(setup["path"], read_only=True, config=setup["config"])
-        stage = "setup"
-        for statement in setup["statements"]:
-            con.execute(statement)
-    except duckdb.Error as exc:
-        write_frame(stdout, {"ready": False, "message": one_line(exc), "stage": stage})
-        return
-    from astro_tui.data.engines.duckdb.resolved import builtins_first, with_builtins_first
-
     write_frame(stdout, {"ready": True})
-    running: list[Any] = [None]
 
     def interrupter() -> None:
         while os.read(interrupts, 1):
-            cursor = running[0]
-            if cursor is not None:
-                with contextlib.suppress(duckdb.Error):
-                    cursor.interrupt()
+            conn.interrupt()
         watch.gone()  # the parent closed its end: it dismissed this worker, or it died
 
     threading.Thread(target=interrupter, daemon=True).start()
-
-    def cursor() -> Any:
-        made = con.cursor()
-        running[0] = made
-        return made
-
-    def trusted() -> Any:
-        """For astro's own queries: the built-ins first, whatever the file defines."""
-        return with_builtins_first(cursor(), path)
-
-    path = builtins_first(con)
-    definitions: Any = None
     while True:
-        if definitions is None and not select.select([stdin], [], [], _IDLE_S)[0]:
+        if not conn.warmed and not select.select([stdin], [], [], _IDLE_S)[0]:
             with contextlib.suppress(Exception):  # a request will meet the same error, and say it
-                definitions = _warm(cursor, trusted, setup)  # idle: paid now, not by a statement
+                conn.warm()  # idle: paid now, not by a statement
         request = read_frame(stdin)
         if request is None:
             break
         try:
             if "meta" in request:
-                _answer_meta(trusted, stdout)
+                data = conn.catalog()
+                write_frame(stdout, {"ok": True, "pickled": len(data)})
+                stdout.write(data)
+                stdout.flush()
                 continue
-            if definitions is None:
-                definitions = _warm(cursor, trusted, setup)
+            conn.warm()
             if "warm" in request:
                 write_frame(stdout, {"ok": True})
             else:
-                _answer_statement(cursor, trusted, request, setup, definitions, stdout)
+                _answer_statement(conn, request, stdout)
         except duckdb.Error as exc:
             write_frame(stdout, {"ok": False, "message": engine_message(exc)})
         except Exception as exc:  # one answer, never a crash the parent reads as "out of memory?"
             write_frame(stdout, {"ok": False, "message": one_line(exc)})
         finally:
-            running[0] = None
+            conn.idle()
 
 
-def _warm(cursor: Any, trusted: Any, setup: dict[str, Any]) -> Any:
-    """Arrow, the guard and what the file defines, loaded after `ready`: the engine's first
-    request is often the catalog, which needs none of it, and a catalog shown sooner is
-    worth more than a warm import. None of this is a statement's work, so the pool asks for
-    it (untimed) before a worker's first statement, if idleness has not paid for it already."""
-    import pyarrow as pa
-
-    from astro_tui.data.engines.duckdb import fetch, guard
-    from astro_tui.data.engines.duckdb.resolved import FileDefinitions
-
-    made = cursor()
-    try:  # the first trip through DuckDB's Arrow export and Arrow's IPC writer costs ~0.5 s
-        rows = fetch.Capped(made, "SELECT 1 AS warm", 1)
-        with pa.ipc.new_stream(pa.BufferOutputStream(), rows.schema) as stream:
-            for batch in rows:
-                stream.write_batch(batch)
-    finally:
-        made.close()
-    guard.check("SELECT 1")
-    definitions = FileDefinitions(cursor, trusted, trusted_views=setup.get("trusted_views", ()))
-    definitions.mentioned("")
-    return definitions
-
-
-def _answer_statement(
-    cursor: Any,
-    trusted: Any,
-    request: dict[str, Any],
-    setup: dict[str, Any],
-    definitions: Any,
-    stdout: IO[bytes],
-) -> None:
-    """Check the statement (unless told not to: tests of the engine lock alone), then stream
-    its rows to the pipe while they are small, else into a result file, so only one batch at
-    a time is held here; an error at any point (an interrupt lands as DuckDB's error, or as
-    Arrow's OSError while batches are read) is one answer, never a crash."""
-    import pyarrow as pa
-
-    from astro_tui.data.engines.duckdb import fetch, guard
-    from astro_tui.data.errors import GuardError, QueryError, engine_message, one_line, syntax_message
-
-    statement = request["sql"]
-    if request.get("guard", True):
-        try:
-            statement = guard.check(statement, database=definitions)
-        except GuardError as exc:
-            write_frame(stdout, {"ok": False, "refused": True, "message": str(exc)})
-            return
-        except QueryError as exc:
-            write_frame(stdout, {"ok": False, "message": str(exc)})
-            return
-        except Exception as exc:  # an interrupt while binding, or what no one planned for
-            message = f"the statement could not be checked: {one_line(exc)}"
-            write_frame(stdout, {"ok": False, "message": message})
-            return
-    made = cursor()
-    path = os.path.join(setup["results"], f"{os.getpid()}-{next(_RESULTS)}.arrow")
-    sink: Any = None
-    writer: Any = None
-    try:
-        rows = fetch.Capped(made, statement, request["cap"])
-        held: list[pa.RecordBatch] = []
-        size = 0
-        for batch in rows:
-            if writer is not None:
-                writer.write_batch(batch)
-                continue
-            held.append(batch)
-            size += batch.nbytes
-            if size > _PIPE_BYTES:
-                sink = pa.OSFile(path, "wb")
-                writer = pa.ipc.new_file(sink, rows.schema)
-                for kept in held:
-                    writer.write_batch(kept)
-                held = []
-        total = _total(trusted, statement, setup) if rows.truncated else None
-        if writer is not None:
-            writer.close()
-            sink.close()
-    except Exception as exc:  # DuckDB's errors, Arrow's OSError on an interrupt, a full /dev/shm
-        for closing in (writer, sink):
-            with contextlib.suppress(Exception):
-                if closing is not None:
-                    closing.close()
-        with contextlib.suppress(OSError):
-            os.unlink(path)
-        import duckdb
-
-        parser = isinstance(exc, duckdb.ParserException)
-        message = syntax_message(one_line(exc)) if parser else engine_message(exc)
-        write_frame(stdout, {"ok": False, "message": message})
-        return
-    finally:
-        made.close()
-    header = {"ok": True, "truncated": rows.truncated, "total": total, "statement": statement}
-    if writer is not None:
-        write_frame(stdout, {**header, "file": path})
+def _answer_statement(conn: Connection, request: dict[str, Any], stdout: IO[bytes]) -> None:
+    """The header, then the rows as an Arrow stream on the pipe, or the result file's path."""
+    sink = _PipeOrFile(os.path.join(conn.setup["results"], f"{os.getpid()}-{next(_RESULTS)}.arrow"))
+    header = conn.answer(request, sink)
+    if header["ok"] and sink.in_file:
+        write_frame(stdout, {**header, "file": sink.path})
         return
     write_frame(stdout, header)
-    with pa.ipc.new_stream(stdout, rows.schema) as stream:
-        for batch in held:
-            stream.write_batch(batch)
-    stdout.flush()
+    if header["ok"]:
+        import pyarrow as pa
 
-
-def _total(trusted: Any, statement: str, setup: dict[str, Any]) -> int | None:
-    """On a cursor of its own (the statement's is still open on its reader), the built-ins
-    first: the file's `count_star` macro must not answer for `count(*)`."""
-    from astro_tui.data.engines.duckdb import fetch
-
-    counting = trusted()
-    try:
-        return fetch.total_rows(counting, statement, setup.get("view_rows", {}))
-    finally:
-        counting.close()
-
-
-def _answer_meta(trusted: Any, stdout: IO[bytes]) -> None:
-    """The engine's own catalog request (never user or model SQL), the built-ins first: the
-    file's `main.duckdb_tables()` must not write the catalog the model reads."""
-    from astro_tui.data.catalog_cache import dumps
-    from astro_tui.data.engines.duckdb import catalog
-
-    def rows(sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
-        cursor = trusted()
-        try:
-            return cursor.execute(sql, params or []).fetchall()
-        finally:
-            cursor.close()
-
-    def streamed(sql: str) -> Iterator[tuple[Any, ...]]:
-        """The query runs now; its rows become Python objects a batch at a time, so 300,000
-        columns are never all held as tuples at once."""
-        cursor = trusted()
-        cursor.execute(sql)
-
-        def batches() -> Iterator[tuple[Any, ...]]:
-            try:
-                while batch := cursor.fetchmany(_CATALOG_BATCH):
-                    yield from batch
-            finally:
-                cursor.close()
-
-        return batches()
-
-    data = dumps(catalog.load_catalog(rows, streamed))
-    write_frame(stdout, {"ok": True, "pickled": len(data)})
-    stdout.write(data)
-    stdout.flush()
+        with pa.ipc.new_stream(stdout, sink.schema) as stream:
+            for batch in sink.held:
+                stream.write_batch(batch)
+        stdout.flush()
 
 
 if __name__ == "__main__":

@@ -24,14 +24,15 @@ statements, cursors, LISTEN, temporary objects, cached plans and sequences'
 session state, settings and the session's role (`DISCARD ALL`'s parts, which
 may run in one message where DISCARD ALL may not), and the random seed
 (`setseed` survives even DISCARD ALL; it is drawn again). The session itself
-is read-only by default, keeps `standard_conforming_strings` on (the guard's
-parser assumes it) and the search path it had when astro connected (the one
-the guard resolved names with).
+is read-only by default, keeps `standard_conforming_strings` on and the client
+encoding UTF-8 whatever the database sets (the guard's parser assumes both) and the
+search path it had when astro connected (the one the guard resolved names with).
 
 Limits stop the statement ON THE SERVER: `statement_timeout` ends it there at
 the time limit, and Esc (the `CancelToken`) sends libpq's cancel request
 through the driver (`AdbcConnection.cancel`); a watchdog also cancels half a
-second after the limit in case the server never noticed. The result is read
+second after the limit in case the server never noticed, and a second after
+that astro stops waiting for a statement the server cannot interrupt. The result is read
 within the memory and time limits (`fetch.py`). The connection stays usable.
 
 The row cap is pushed to the server: a query is run as
@@ -97,11 +98,20 @@ _CANCEL_GRACE_S = 0.5
 _LOCK_TIMEOUT_S = 10.0
 _IDLE_IN_TRANSACTION_S = 60
 _POOL_SIZE = 4
+_ABANDON_GRACE_S = 1.0
+"""After the cancel (sent at the limit plus _CANCEL_GRACE_S, or on Esc): the wait for the server."""
+_WAIT_STEP_S = 0.05
 _USE_COPY = adbc_driver_postgresql.StatementOptions.USE_COPY.value
 _SESSION_SETUP = (
     "SET default_transaction_read_only = on; "
     "SET standard_conforming_strings = on; "
-    "SET idle_in_transaction_session_timeout = '60s'"
+    # the guard reads the text as UTF-8; a database may set an encoding (SJIS, BIG5, GBK) in which a
+    # byte of a multibyte character is a backslash, and the server would read another statement
+    "SET client_encoding = 'UTF8'; "
+    "SET idle_in_transaction_session_timeout = '60s'; "
+    # PostgreSQL 14+: a statement whose client has gone (astro killed) stops within a second
+    "SELECT pg_catalog.set_config('client_connection_check_interval', '1000', false) "
+    "WHERE pg_catalog.current_setting('server_version_num')::int4 >= 140000"
 )
 _RESET = (
     "ROLLBACK; CLOSE ALL; DEALLOCATE ALL; UNLISTEN *; SELECT pg_catalog.pg_advisory_unlock_all(); "
@@ -210,6 +220,7 @@ class PostgresEngine(Engine):
         self._closed = False
         self._guard_lock = threading.Lock()
         self._guard_session: _Session | None = None
+        self._guard_timeout_ms: int | None = None
         # a statement outside astro's transactions (the guard's catalog query) has a time limit too
         self._setup = f"{_SESSION_SETUP}; SET statement_timeout = {_milliseconds(settings.query_timeout_s)}"
         try:
@@ -294,11 +305,14 @@ class PostgresEngine(Engine):
         with contextlib.suppress(Exception):
             self._database.close()
 
-    def check(self, sql: str) -> str:
-        """The text's verdict (`guard.py`), then the catalog's on what its names resolve to."""
+    def check(self, sql: str, *, timeout: float | None = None) -> str:
+        """The text's verdict (`guard.py`), then the catalog's on what its names resolve to, within
+        the statement's time limit (a view's stored tree of 150 MB made the catalog query alone
+        take seconds past a 1 s limit)."""
         checked = guard.inspect(sql)
+        deadline = time.monotonic() + timeout if timeout else None
         try:
-            resolve.judge(checked, self._guard_rows)
+            resolve.judge(checked, lambda query: self._guard_rows(query, deadline))
         except QueryTimeout:
             raise GuardError("refused: the server did not answer the guard's catalog query in time") from None
         except QueryError as exc:
@@ -325,6 +339,53 @@ class PostgresEngine(Engine):
         cancel: CancelToken | None,
         trusted: bool,
     ) -> QueryResult:
+        """The statement in a thread of its own, waited for until the time limit (or a cancel)
+        plus a grace: the server acts on a cancel only at its interrupt checks, and an expression
+        with none (an XPath, one row's numeric arithmetic) ran 18 s under a 2 s limit. Past the
+        grace the statement is abandoned: its thread closes the connection when the server is done."""
+        deadline = time.monotonic() + timeout if timeout else None
+        done = threading.Event()
+        outcome: list[QueryResult | BaseException] = []
+        abandoned = threading.Event()
+
+        def work() -> None:
+            try:
+                outcome.append(self._execute(abandoned, statement, cancel, (cap, timeout), trusted))
+            except BaseException as exc:  # handed to the waiting thread
+                outcome.append(exc)
+            finally:
+                done.set()
+
+        threading.Thread(target=work, name="astro-pg-statement", daemon=True).start()
+        give_up = None if deadline is None else deadline + _CANCEL_GRACE_S + _ABANDON_GRACE_S
+        stopped_at: float | None = None
+        while not done.wait(_WAIT_STEP_S):
+            now = time.monotonic()
+            if stopped_at is None and cancel is not None and cancel.cancelled:
+                stopped_at = now
+            if stopped_at is not None and now > stopped_at + _ABANDON_GRACE_S:
+                abandoned.set()
+                raise QueryCancelled("query cancelled (the server has not stopped it yet)")
+            if give_up is not None and now > give_up:
+                abandoned.set()
+                raise QueryTimeout(
+                    f"query stopped after the {timeout:g} s time limit (the server has not stopped it yet)"
+                )
+        (result,) = outcome
+        if isinstance(result, BaseException):
+            raise result
+        return result
+
+    def _execute(
+        self,
+        abandoned: threading.Event,
+        statement: str,
+        cancel: CancelToken | None,
+        limits: tuple[int | None, float | None],
+        trusted: bool,
+    ) -> QueryResult:
+        """`_run`'s statement on a pooled session; `limits` is (cap, timeout)."""
+        cap, timeout = limits
         session = self._begin(timeout)
         running = _Running(session)
         timed_out = threading.Event()
@@ -366,7 +427,7 @@ class PostgresEngine(Engine):
                 timer.cancel()
             if cancel is not None:
                 cancel.detach(running)
-            broken = broken or self._end(session, reset=not trusted)  # a broken one is closed, not drained
+            broken = broken or abandoned.is_set() or self._end(session, reset=not trusted)
             self._release(session, broken=broken)
         elapsed = (time.perf_counter() - started) * 1000
         return QueryResult(statement, table, truncated, elapsed, cap)
@@ -400,14 +461,22 @@ class PostgresEngine(Engine):
     def load_catalog(self) -> Catalog:
         return catalog.load_catalog(self.catalog_rows)
 
-    def _guard_rows(self, sql: str) -> list[tuple[Any, ...]]:
+    def _guard_rows(self, sql: str, deadline: float | None) -> list[tuple[Any, ...]]:
         """The guard's catalog queries, on a session of their own that runs nothing else (so the
         reset after a statement never drops their prepared plans): one round trip each, under the
-        session's `statement_timeout`, the time limit. One at a time; each takes a millisecond."""
-        with self._guard_lock:
+        statement's time limit (set again only when it changes). One at a time; each takes a
+        millisecond."""
+        left = None if deadline is None else deadline - time.monotonic()
+        if not self._guard_lock.acquire(timeout=-1 if left is None else max(left, 0)):
+            raise QueryTimeout("the guard's catalog session is busy")
+        try:
             for attempt in (1, 2):
                 session = self._guard_session or self._new_guard_session()
                 try:
+                    limit_ms = _guard_milliseconds(deadline)
+                    if limit_ms != self._guard_timeout_ms:
+                        session.script(f"SET statement_timeout = {limit_ms}")
+                        self._guard_timeout_ms = limit_ms
                     return QueryResult(sql, session.query(sql, copy=False), False, 0.0).rows()
                 except adbc_driver_manager.Error as exc:
                     state = sqlstate(exc)
@@ -419,6 +488,8 @@ class PostgresEngine(Engine):
                     if "statement timeout" in str(exc):
                         raise QueryTimeout(query_message(exc)) from None
                     raise QueryError(query_message(exc)) from None
+        finally:
+            self._guard_lock.release()
         raise AssertionError("unreachable")
 
     def _new_guard_session(self) -> _Session:
@@ -432,6 +503,7 @@ class PostgresEngine(Engine):
             session.close()
             raise QueryError(query_message(exc)) from None
         self._guard_session = session
+        self._guard_timeout_ms = None
         return session
 
     def catalog_rows(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
@@ -449,6 +521,15 @@ def open_target(url: str, settings: Settings) -> Engine:
 def _milliseconds(timeout: float | None) -> int:
     """PostgreSQL's spelling of a time limit: 0 is none."""
     return max(int(timeout * 1000), 0) if timeout else 0
+
+
+def _guard_milliseconds(deadline: float | None) -> int:
+    """What is left of the time limit, rounded up to a quarter second: the same value for most
+    statements, so the guard's session is told again only when the limit changes."""
+    if deadline is None:
+        return 0
+    left = max(deadline - time.monotonic(), 0.001)
+    return int(-(-left * 4 // 1) * 250)
 
 
 def _begin_sql(timeout: float | None) -> str:

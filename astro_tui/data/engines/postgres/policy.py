@@ -129,6 +129,12 @@ _SIDE_EFFECT_NAMES = frozenset(
         "cursor_to_xml",
         "cursor_to_xmlschema",
         "http",
+        "crosstab",  # tablefunc (a trusted extension: any role with CREATE may install it): runs SQL text
+        "crosstab2",
+        "crosstab3",
+        "crosstab4",
+        "connectby",  # tablefunc: builds SQL from the relation and column names it is given
+        "xpath_table",  # xml2: the same, from a relation name and a WHERE clause in strings
     }
 )
 _SIDE_EFFECT_PREFIXES = (
@@ -172,6 +178,8 @@ DENIED_RELATIONS = {
     ("pg_catalog", "pg_ident_file_mappings"): "shows the server's authentication file",
     ("pg_catalog", "pg_config"): "shows how and where the server was built and installed",
     ("pg_catalog", "pg_db_role_setting"): "shows settings of other roles and databases",
+    ("pg_catalog", "pg_roles"): "shows other roles' settings (rolconfig); information_schema lists roles",
+    ("pg_catalog", "pg_user"): "shows other roles' settings (useconfig); information_schema lists roles",
     ("pg_catalog", "pg_largeobject"): "holds large objects' data, which astro does not read",
     ("pg_catalog", "pg_statistic"): "holds raw samples of every column, past column privileges",
     ("pg_catalog", "pg_statistic_ext_data"): "holds raw samples of every column, past column privileges",
@@ -291,6 +299,8 @@ def check_function_name(name: str, args: list[Any] | None, *, field_notation: bo
         raise GuardError(f"refused: {how} shows the server, not the data")
     if lowered == "current_setting":
         first = (args or [None])[0]
+        if isinstance(first, dict) and _text_cast(first.get("TypeCast")):  # current_setting('x'::text)
+            first = first["TypeCast"].get("arg")
         literal = first.get("A_Const", {}).get("sval", {}).get("sval") if isinstance(first, dict) else None
         if not isinstance(literal, str):
             raise GuardError(
@@ -298,6 +308,13 @@ def check_function_name(name: str, args: list[Any] | None, *, field_notation: bo
                 "e.g. current_setting('TimeZone')"
             )
         check_setting(literal, how="current_setting")
+
+
+def _text_cast(cast: Any) -> bool:
+    """A cast of a literal to text or varchar, which leaves the setting's name as written."""
+    names = cast.get("typeName", {}).get("names", []) if isinstance(cast, dict) else []
+    last = names[-1].get("String", {}).get("sval") if names and isinstance(names[-1], dict) else None
+    return last in ("text", "varchar")
 
 
 @dataclass(frozen=True, slots=True)
@@ -343,7 +360,12 @@ def judge_function(fn: Function) -> str | None:
     return None
 
 
-def judge_relation(schema: str, name: str, built_in: bool) -> str | None:
+def judge_relation(schema: str, name: str, built_in: bool, kind: str | None = None) -> str | None:
     """Why reading this relation is refused, or None."""
+    if kind == "f":
+        return (
+            f"{schema}.{name} is a foreign table: reading it runs a query (or a program) elsewhere, "
+            "in a session astro cannot judge or reset"
+        )
     reason = DENIED_RELATIONS.get((schema, name)) if built_in else None
     return f"{schema}.{name} {reason}" if reason else None

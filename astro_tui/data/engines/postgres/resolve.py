@@ -19,7 +19,9 @@ operator, relation and type OID they name (`:funcid 1234`, `:opno 96`,
 view calling `pg_advisory_lock` records no dependency at all:
 
 - a view runs its query; a table with row security runs its policies, and one
-  with virtual generated columns (PostgreSQL 18) their expressions;
+  with virtual generated columns (PostgreSQL 18) their expressions; a parent
+  table reads its partitions and inheritance children (a foreign table among
+  them runs a query on another server, so foreign tables are refused wherever found);
 - an operator runs its function (and its estimators, at planning);
 - a domain runs its CHECK constraints; a cast to a type, its cast function;
 - an aggregate runs its support functions; a `BEGIN ATOMIC` SQL function, its body;
@@ -80,7 +82,7 @@ _FUNCTION_JOINS = """JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
   LEFT JOIN pg_catalog.pg_roles o ON o.oid = p.proowner"""
 _RELATION_COLUMNS = f"""'r', n.nspname::text, c.relname::text, c.relkind::text, NULL, NULL,
   c.oid < {FIRST_NORMAL_OID}, NULL, NULL, c.oid::int8,
-  c.oid >= {FIRST_NORMAL_OID} AND (c.relkind = 'v' OR c.relrowsecurity OR (
+  c.oid >= {FIRST_NORMAL_OID} AND (c.relkind = 'v' OR c.relrowsecurity OR c.relhassubclass OR (
     SELECT count(*) FROM pg_catalog.pg_attribute g
     WHERE g.attrelid = c.oid AND g.attnum > 0 AND NOT g.attisdropped
       AND (g.atttypid >= {FIRST_NORMAL_OID} OR g.attgenerated = 'v')) > 0)"""
@@ -160,6 +162,8 @@ WITH RECURSIVE closure(classid, objid) AS (
       FROM pg_catalog.regexp_matches(stored.tree, ':opnos \\(o([0-9 ]+)\\)', 'g') AS m
       CROSS JOIN LATERAL pg_catalog.unnest(pg_catalog.string_to_array(pg_catalog.btrim(m[1]), ' ')) AS o(o)
     ) AS found
+    UNION ALL SELECT {_CLASS}, i.inhrelid FROM pg_catalog.pg_inherits i
+      WHERE c.classid = {_CLASS} AND c.objid >= {FIRST_NORMAL_OID} AND i.inhparent = c.objid
     UNION ALL SELECT {_TYPE}, t.reltype FROM pg_catalog.pg_class t
       WHERE c.classid = {_CLASS} AND c.objid >= {FIRST_NORMAL_OID} AND t.oid = c.objid AND t.reltype <> 0
     UNION ALL SELECT {_PROC}, f.f FROM pg_catalog.pg_operator o
@@ -257,7 +261,7 @@ def judge(checked: Checked, rows: Rows) -> None:
 def _judge_rows(rows: list[tuple[Any, ...]], *, direct: bool) -> None:
     for what, schema, name, volatility, kind, language, built_in, superuser, atomic, _oid, _more in rows:
         if what == "r":
-            reason = policy.judge_relation(schema, name, bool(built_in))
+            reason = policy.judge_relation(schema, name, bool(built_in), volatility)  # (its relkind)
         elif what == "f":
             fn = policy.Function(
                 schema=schema,

@@ -137,6 +137,10 @@ _REFUSED_NODES: dict[type[exp.Expression], str] = {
     exp.Kill: "KILL",
     exp.Grant: "GRANT",
 }
+_ACCOUNT_NAMES = frozenset({"USER", "CURRENT_USER", "SESSION_USER"})
+"""Names Spark resolves to current_user() when no column has them, quoted or not, in any case
+(Java's per-character folding: `uſer` is USER). The value is folded into the verdict's own plan,
+so an error there (`CAST(user AS INT)`) prints the account before the plan can be judged."""
 _PATHLIKE = re.compile(r"[/\\:]|^\.|^~")
 
 
@@ -337,6 +341,11 @@ def _check_tree(tree: exp.Expression, user_functions: set[str]) -> None:
             _check_source(node)
         elif isinstance(node, exp.Column | exp.Dot | exp.Identifier) and node.name.lower() == "_metadata":
             raise GuardError("refused: the _metadata column shows storage paths")
+        elif isinstance(node, exp.Column) and not node.table and lexical.fold(node.name) in _ACCOUNT_NAMES:
+            raise GuardError(
+                f"refused: {node.name} alone is current_user() to Spark (the server's account); "
+                "name a column of that name with its table (t.user)"
+            )
         elif isinstance(node, exp.Dot) and isinstance(node.expression, exp.Func):
             raise GuardError("refused: functions defined in the catalog (db.fn) are not allowed")
         elif isinstance(node, exp.Func):

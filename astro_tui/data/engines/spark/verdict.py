@@ -15,9 +15,10 @@ own (`WRAPPER`), and hands the text here. The plan is judged, default deny:
 - Every function the parser saw is one of Spark's built-ins as the server lists
   them (so a catalog function, whose code the guard cannot read, is refused by
   default), named plainly; none reaches outside the catalog (reflection, file
-  and XML readers, input file names), in the parsed plan or the analyzed one,
-  where views and `IDENTIFIER(…)` have been resolved; no hidden `_metadata`
-  column (storage paths).
+  and XML readers, input file names, the server's account and time zone), in
+  the parsed plan or the analyzed one, where views and `IDENTIFIER(…)` have
+  been resolved; no hidden `_metadata` column (storage paths).
+- The plan is whole: one Spark cut at astro's length bound is refused.
 
 The plan is text, and names, literals and aliases print in it raw, so a string
 literal can hold a line that looks like a plan node. Such lines can only add
@@ -242,17 +243,33 @@ OUTSIDE = {
     "read_state_metadata": "files",
     "cloud_files_state": "files",
     "event_log": "files",
+    "current_user": "the server's account",
+    "currentuser": "the server's account",
+    "user": "the server's account",
+    "session_user": "the server's account",
+    "sessionuser": "the server's account",
+    "current_timezone": "the server's settings",
+    "currenttimezone": "the server's settings",
 }
 
 _TREE_LINE = re.compile(r"^(?:   |:  )*(?:\+- |:- )(.*)$")
 _NODE_NAME = re.compile(r"^'?!?(?:\*\(\d+\) )?([A-Za-z_][A-Za-z0-9_$]*)")
 _PARSED_CALL = re.compile(r"'([^\s'(),\[\]]+)\(")
 _ANALYZED_CALL = re.compile(r"(?<![\w$#.`])([A-Za-z_][A-Za-z0-9_]*)\(")
-_QUALIFIED_CALL = re.compile(r"(?<![\w$#`])[A-Za-z_`][\w`]*\.[\w`.]*[\w`]\(")
-_TVF = re.compile(r"'UnresolvedTableValuedFunction \[([^\]]*)\]")
-_RELATION = re.compile(r"'UnresolvedRelation \[([^\]]*)\], \[([^\]]*)\]")
+_QUALIFIED_CALL = re.compile(r"(?<![\w$#`.])[A-Za-z_`][\w`]*+\.[\w`.]*+(?<=[\w`])\(")
+"""Starts only where a run of name characters starts, and never gives back what it read: a literal
+`a.a.a.…` in the plan costs linear time, not the quadratic time of retrying from every `a`."""
+_TVF = re.compile(r"'UnresolvedTableValuedFunction \[([^\]]*+)(\]?)")
+_RELATION = re.compile(r"'UnresolvedRelation \[([^\]]*+)(?:\](?:(, \[)([^\]]*+)(\]?))?)?")
+"""Both match wherever their prefix is and keep what they scanned (a list left open reads to the end of
+the text and is not a node), so a literal repeating the prefix costs linear time, not quadratic."""
 _METADATA = re.compile(r"(?<![\w$])_metadata#", re.I)
 _TRUNCATED = re.compile(r"\.\.\. \d+ more fields")
+_CUT = re.compile(r"\.\.\. \d+ more characters\s*\Z")
+"""Spark's mark on a plan cut at `spark.sql.maxPlanStringLength`: a cut can fall inside the analyzed
+plan, after a literal's line that looks like the next section's header, and hide the nodes below it."""
+_EXPR_ID = re.compile(r"(?<=\w)#\d+L?")
+"""Expression ids: a new one for every alias at every parse, so two readings of one text differ in them."""
 
 
 def judge(explain: str, expected: Expected | None, functions: frozenset[str]) -> str:
@@ -261,6 +278,8 @@ def judge(explain: str, expected: Expected | None, functions: frozenset[str]) ->
     `expected` is the guard's own reading; without it (the server's view alone),
     EXPLAIN and DESCRIBE QUERY are refused, since their inner query cannot be found.
     """
+    if _CUT.search(explain[-64:]):
+        raise GuardError("refused: Spark's plan for this text is longer than astro reads (memory limit)")
     parsed, analyzed = _sections(explain)
     root = _root(parsed)
     name = _name(root)
@@ -292,7 +311,7 @@ def judge(explain: str, expected: Expected | None, functions: frozenset[str]) ->
 def inner_root(explain: str) -> str:
     """The parsed root line of a query explained on its own, as an EXPLAIN's line would show it."""
     parsed, _ = _sections(explain)
-    return _root(parsed)
+    return _EXPR_ID.sub("#", _root(parsed))
 
 
 def explained_root(explain: str) -> str:
@@ -300,7 +319,7 @@ def explained_root(explain: str) -> str:
     parsed, _ = _sections(explain)
     root = _root(parsed)
     body = root.split(" ", 1)[1] if " " in root else ""
-    return body.rsplit(", ", 1)[0]
+    return _EXPR_ID.sub("#", body.rsplit(", ", 1)[0])
 
 
 def _sections(explain: str) -> tuple[list[str], list[str]]:
@@ -381,7 +400,9 @@ def _check_calls(parsed: list[str], analyzed: list[str], functions: frozenset[st
                 f"refused: {name}() is not one of Spark's built-in functions; "
                 "a function from the catalog runs code the guard cannot read"
             )
-    for listed in _TVF.findall(parsed_text):
+    for listed, closed in _TVF.findall(parsed_text):
+        if not closed:
+            continue
         name = listed.strip().lower()
         if name not in TABLE_FUNCTIONS:
             raise GuardError(f"refused: the table function {name}() is not allowed")
@@ -397,7 +418,9 @@ def _check_calls(parsed: list[str], analyzed: list[str], functions: frozenset[st
 
 def _relations(parsed: list[str]) -> list[str]:
     found = []
-    for listed, options in _RELATION.findall("\n".join(parsed[2:])):
+    for listed, opened, options, closed in _RELATION.findall("\n".join(parsed[2:])):
+        if not (opened and closed):
+            continue
         if options.strip():
             raise GuardError("refused: read options on a table (WITH (…)) can point it at other files")
         found.append(".".join(part.strip().lower() for part in listed.split(",")))

@@ -1,0 +1,321 @@
+"""A one-shot command's own process as the statement worker (`astro sql`): no second interpreter.
+
+Starting a worker (`pool.py`) costs a Python start and a DuckDB load, which a
+command that runs one statement and ends pays on every call. Here the command's
+process opens the database with the worker's setup and runs the worker's own
+code (`worker.Connection`: the guard first, against the open file, then the
+statement), and the limits are held by a watcher forked before DuckDB is loaded:
+a copy of this process that imports nothing and starts no interpreter, so what
+holds a limit never needs this process's interpreter. That matters: DuckDB's
+parser holds Python's lock while it splits a statement (seconds for a
+990,000-character one), and a watchdog thread here could not run meanwhile.
+
+The watcher, told when a statement starts and ends, does what the pool does for
+a worker: at the time limit it asks this process to interrupt DuckDB (a byte on
+a pipe, read by a thread that calls the cursor's interrupt); GRACE_S later, if
+the statement still runs (or a cancel could not stop it), and as soon as this
+process's resident memory passes the memory limit (+10%, +128 MiB at least)
+above what it held when the statement started, it prints one line, kills this
+process (exit status: killed) and removes its scratch directories (the spill
+and the private database of data files). When this process dies however it
+dies, its end of the watcher's pipe closes and the watcher removes them too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import shutil
+import signal
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+from astro_tui.data.cancel import CancelToken
+from astro_tui.data.engines.duckdb.pool import (
+    GRACE_S,
+    memory_allowance,
+    memory_stopped,
+    plain_open_error,
+    rss,
+    stopped,
+)
+from astro_tui.data.engines.duckdb.worker import Connection, OpenFailed
+from astro_tui.data.errors import DataError, GuardError, QueryError
+
+_POLL_S = 0.01
+_REPARENT_S = 2.0
+
+
+def available() -> bool:
+    """Forking is how the limits are held without a second interpreter (not on Windows)."""
+    return hasattr(os, "fork")
+
+
+class _Rows:
+    """The rows as they come from `Connection.answer`, for a table in this process."""
+
+    def __init__(self) -> None:
+        self.schema: Any = None
+        self.batches: list[Any] = []
+
+    def start(self, schema: Any) -> None:
+        self.schema = schema
+
+    def write(self, batch: Any) -> None:
+        self.batches.append(batch)
+
+    def finish(self) -> None:
+        return None
+
+    def discard(self) -> None:
+        self.batches = []
+
+    def table(self) -> Any:
+        import pyarrow as pa
+
+        return pa.Table.from_batches(self.batches, schema=self.schema)
+
+
+class _Stop:
+    """What a CancelToken calls: DuckDB is interrupted here, and the watcher ends the process
+    if the statement is still running GRACE_S later."""
+
+    def __init__(self, runner: InlineRunner, number: int) -> None:
+        self._runner = runner
+        self._number = number
+
+    def stop(self) -> None:
+        self._runner.interrupted("cancel", self._number)
+        self._runner.order(f"cancel {self._number}")
+
+
+class InlineRunner:
+    """The pool's interface (`run`, `meta`, `ready`), run in this process; one statement at a
+    time. For a process that runs a command and ends: a limit ends the whole process."""
+
+    def __init__(
+        self,
+        setup: dict[str, Any],
+        memory_limit: str,
+        open_error: Callable[[str, str], DataError] | None = None,
+    ) -> None:
+        self._setup = setup
+        self._open_error = open_error or plain_open_error
+        self._lock = threading.Lock()
+        self._conn: Connection | None = None
+        self._number = 0
+        self._reason = ""
+        self._closed = False
+        self.peak_rss = 0
+        orders, self._orders = os.pipe()
+        alarms, interrupts = os.pipe()
+        scratch = [str(p) for p in setup.get("scratch", ())]
+        self._watcher = os.fork()
+        if self._watcher == 0:  # the watcher: never returns
+            try:
+                os.close(self._orders)
+                os.close(alarms)
+                _Watcher(os.getppid(), orders, interrupts, scratch, memory_limit).loop()
+            finally:
+                os._exit(0)
+        os.close(orders)
+        os.close(interrupts)
+        listener = threading.Thread(target=self._interrupter, args=(alarms,), daemon=True)
+        listener.start()
+
+    def order(self, line: str) -> None:
+        with contextlib.suppress(OSError):
+            os.write(self._orders, line.encode() + b"\n")
+
+    def interrupted(self, reason: str, number: int) -> None:
+        """Interrupt statement `number` if it is still the one running; the first reason wins."""
+        conn = self._conn
+        if number != self._number or conn is None:
+            return
+        if not self._reason:
+            self._reason = reason
+        conn.interrupt()
+
+    def _interrupter(self, alarms: int) -> None:
+        """The watcher's byte at a statement's time limit: the number of the statement."""
+        pending = b""
+        while data := os.read(alarms, 64):
+            pending += data
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                self.interrupted("timeout", int(line))
+        os.close(alarms)
+
+    def _ready(self) -> Connection:
+        if self._closed:
+            raise QueryError("the database is closed")
+        if self._conn is None:
+            try:
+                self._conn = Connection(self._setup)
+            except OpenFailed as exc:
+                raise self._open_error(exc.message, exc.stage) from None
+        return self._conn
+
+    def ready(self) -> None:
+        with self._lock:
+            self._ready()
+
+    def warm(self) -> None:
+        return None
+
+    def has_ready_worker(self) -> bool:
+        return self._conn is not None
+
+    def meta(self, request: dict[str, Any]) -> bytes:
+        """The engine's own catalog request: no statement from outside, so no limits (as in
+        the pool)."""
+        with self._lock:
+            conn = self._ready()
+            try:
+                return conn.catalog()
+            finally:
+                conn.idle()
+
+    def run(
+        self,
+        statement: str,
+        *,
+        cap: int | None,
+        timeout: float | None,
+        cancel: CancelToken | None,
+        guard: bool = True,
+    ) -> tuple[Any, bool, int | None, str]:
+        """As `WorkerPool.run`: the guard's check and the statement, under the limits."""
+        with self._lock:
+            conn = self._ready()
+            self._number += 1
+            number, self._reason = self._number, ""
+            stop = _Stop(self, number)
+            rows = _Rows()
+            self.order(f"run {number} {timeout or 0} {rss(os.getpid()) or 0}")
+            if cancel is not None:
+                cancel.attach(stop)
+            try:
+                header = conn.answer({"sql": statement, "cap": cap, "guard": guard}, rows)
+            finally:
+                if cancel is not None:
+                    cancel.detach(stop)
+                self.order(f"done {number}")
+                conn.idle()
+            reason = self._reason
+        if not header["ok"]:
+            if reason:
+                raise stopped(reason, timeout)
+            if header.get("refused"):
+                raise GuardError(header["message"])
+            raise QueryError(header["message"])
+        return rows.table(), bool(header["truncated"]), header["total"], str(header["statement"])
+
+    def pids(self) -> list[int]:
+        return []
+
+    def close(self) -> None:
+        """Waits for a running statement (its limits end it): DuckDB must not close under it."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            if self._conn is not None:
+                self._conn.close()
+            self.order("bye")
+            with contextlib.suppress(OSError):
+                os.close(self._orders)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(self._watcher, 0)
+
+
+class _Watcher:
+    """The forked copy: reads the statement's start and end, and holds its limits."""
+
+    def __init__(
+        self, parent: int, orders: int, interrupts: int, scratch: list[str], memory_limit: str
+    ) -> None:
+        self.parent = parent
+        self.orders = orders
+        self.interrupts = interrupts
+        self.scratch = scratch
+        self.memory_label = memory_limit
+        self.memory = memory_allowance(memory_limit)
+        self.running: tuple[int, float, float, int] | None = None
+        """The statement's number, its start, its time limit (0: none) and the memory baseline."""
+        self.interrupted: tuple[float, str] | None = None
+        for signum in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):  # it ends when astro does
+            signal.signal(signum, signal.SIG_IGN)
+        with contextlib.suppress(OSError):
+            os.setsid()  # out of the terminal's process group
+        devnull = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1):  # a reader of astro's output sees its end when astro ends
+            os.dup2(devnull, fd)
+        os.close(devnull)
+
+    def loop(self) -> NoReturn:
+        pending = b""
+        while True:
+            if select.select([self.orders], [], [], _POLL_S)[0]:
+                data = os.read(self.orders, 4096)
+                if not data:
+                    self.parent_gone()
+                pending += data
+                *lines, pending = pending.split(b"\n")
+                for line in lines:
+                    self.take(line.decode().split())
+            if self.running is not None:
+                self.check()
+
+    def take(self, order: list[str]) -> None:
+        if order[0] == "bye":
+            os._exit(0)
+        number = int(order[1])
+        if order[0] == "run":
+            self.running = (number, time.monotonic(), float(order[2]), int(order[3]))
+            self.interrupted = None
+        elif self.running is None or self.running[0] != number:
+            return
+        elif order[0] == "done":
+            self.running = None
+        elif order[0] == "cancel" and self.interrupted is None:
+            self.interrupted = (time.monotonic(), "cancel")
+
+    def check(self) -> None:
+        assert self.running is not None
+        number, started, timeout, baseline = self.running
+        now = time.monotonic()
+        if self.interrupted is None and timeout and now - started > timeout:
+            with contextlib.suppress(OSError):
+                os.write(self.interrupts, f"{number}\n".encode())
+            self.interrupted = (now, "timeout")
+        if self.interrupted is not None and now - self.interrupted[0] > GRACE_S:
+            reason = self.interrupted[1]
+            self.end("interrupted" if reason == "cancel" else str(stopped(reason, timeout)))
+        if self.memory is not None:
+            used = rss(self.parent)
+            if used is not None and used - baseline > self.memory:
+                self.end(str(memory_stopped(self.memory_label)))
+
+    def end(self, message: str) -> NoReturn:
+        """One line, then astro is killed and its scratch removed (once it is really gone: it
+        could write a spill file until then)."""
+        with contextlib.suppress(OSError):
+            os.write(2, f"astro: {message}\n".encode())
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.parent, signal.SIGKILL)
+        self.parent_gone()
+
+    def parent_gone(self) -> NoReturn:
+        """Astro closed the pipe without a goodbye: it is dying (its files close a moment
+        before its children are handed to a new parent). Its scratch goes once it is gone."""
+        deadline = time.monotonic() + _REPARENT_S
+        while os.getppid() == self.parent and time.monotonic() < deadline:
+            time.sleep(_POLL_S)
+        if os.getppid() != self.parent:
+            for path in self.scratch:
+                shutil.rmtree(path, ignore_errors=True)
+        os._exit(0)

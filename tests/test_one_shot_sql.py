@@ -1,0 +1,186 @@
+"""`astro sql` is its own statement worker (issue 27): one process, the same guard and limits.
+
+The command runs the worker's code (`worker.Connection`) in its own process, and a watcher
+forked before DuckDB loads holds the limits: it asks for an interrupt at the time limit,
+and kills the command (one line on stderr) when a statement outlives the grace or outgrows
+the memory limit; it also removes the command's directories however the command ends.
+Each test runs `astro sql` as a real process and waits for conditions, never for a time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from tests.waiting import wait_for
+
+if not Path("/proc/self/stat").exists():
+    pytest.skip("needs Linux /proc to see processes", allow_module_level=True)
+
+CROSS_JOIN = "SELECT count(*) FROM range(100000000) a, range(100000000) b"
+UNINTERRUPTIBLE = "SELECT length(lpad('', 2147483647, 'x'))"
+MEMORY_HOG = "SELECT len(list_sort(range(300000000)))"
+HUGE = "SELECT " + ", ".join(["a"] * 329_990) + " FROM (SELECT 1 AS a)"
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> dict[str, Path]:
+    """A database, a CSV target (so a private database file is made too), and a private TMPDIR
+    and config directory for the astro processes the test starts."""
+    db = tmp_path / "shop.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE t AS SELECT range AS i FROM range(1000)")
+    con.close()
+    csv_file = tmp_path / "extra.csv"
+    csv_file.write_text("a,b\n1,2\n")
+    for name in ("tmp", "config"):
+        (tmp_path / name).mkdir()
+    return {"db": db, "csv": csv_file, "tmp": tmp_path / "tmp", "config": tmp_path / "config"}
+
+
+def _start(world: dict[str, Path], sql: str, *flags: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "TMPDIR": str(world["tmp"]), "ASTRO_CONFIG_DIR": str(world["config"])}
+    argv = [sys.executable, "-m", "astro_tui.cli", "sql", sql, str(world["db"]), str(world["csv"]), *flags]
+    pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+    return subprocess.Popen(argv, text=True, env=env, **pipes)
+
+
+def _stat_fields(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return []
+
+
+def _alive(pid: int) -> bool:
+    fields = _stat_fields(pid)
+    return bool(fields) and fields[0] != "Z"
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        with contextlib.suppress(ValueError):
+            fields = _stat_fields(int(entry.name))
+            if fields and int(fields[1]) == pid and fields[0] != "Z":
+                found.append(int(entry.name))
+    return found
+
+
+def _python_processes(pid: int) -> list[int]:
+    """Children of `pid` that are a Python interpreter started anew (a worker), not a fork."""
+    started = []
+    for child in _children(pid):
+        with contextlib.suppress(OSError):
+            if b"duckdb.worker" in Path(f"/proc/{child}/cmdline").read_bytes():
+                started.append(child)
+    return started
+
+
+def _cpu(pid: int) -> float:
+    fields = _stat_fields(pid)
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK") if fields else 0.0
+
+
+def _scratch_of(world: dict[str, Path], pid: int) -> list[Path]:
+    return list(world["tmp"].glob(f"astro-*-{pid}.*"))
+
+
+def _finish(proc: subprocess.Popen[str], given: str = "") -> tuple[int, str, str]:
+    out, err = proc.communicate(given, timeout=600)  # a hang guard: the limits end it long before
+    return proc.returncode, out, err
+
+
+def test_a_statement_runs_in_the_command_s_own_process(world: dict[str, Path]) -> None:
+    proc = _start(world, "SELECT count(*) AS n FROM shop.t CROSS JOIN extra")
+    code, out, err = _finish(proc)
+    assert (code, err) == (0, "")
+    assert out.split() == ["n", "-----", "1,000", "1", "row"]
+    assert list(world["tmp"].iterdir()) == []
+
+
+def test_a_runaway_cross_join_stops_at_its_time_limit(world: dict[str, Path]) -> None:
+    proc = _start(world, CROSS_JOIN, "--timeout", "1")
+    wait_for(lambda: proc.poll() is not None or _children(proc.pid), what="the watcher")
+    assert _python_processes(proc.pid) == []  # no second interpreter
+    code, out, err = _finish(proc)
+    assert code == 1 and out == ""
+    assert err.splitlines() == ["astro: query interrupted after the 1 s time limit"]
+    assert list(world["tmp"].iterdir()) == []
+
+
+def test_a_statement_duckdb_cannot_interrupt_ends_the_command(world: dict[str, Path]) -> None:
+    """DuckDB checks for an interrupt between chunks: one scalar call never sees it. The
+    watcher ends the command at the time limit + grace, with one line, and cleans up."""
+    proc = _start(world, UNINTERRUPTIBLE, "--timeout", "1")
+    code, out, err = _finish(proc)
+    assert code == -signal.SIGKILL and out == ""
+    assert err.splitlines() == ["astro: query interrupted after the 1 s time limit"]
+    wait_for(lambda: list(world["tmp"].iterdir()) == [], what="the command's directories to go")
+
+
+def test_a_huge_statement_is_parsed_within_its_limits(world: dict[str, Path]) -> None:
+    """DuckDB's parser holds Python's lock while it splits a statement, so no thread of the
+    command could stop this one: the forked watcher does."""
+    proc = _start(world, "-", "--timeout", "1")
+    code, out, err = _finish(proc, HUGE)
+    assert code != 0 and out == ""
+    assert len(err.splitlines()) == 1 and "1 s time limit" in err, err
+
+
+def test_a_memory_hog_stops_at_its_memory_limit(world: dict[str, Path]) -> None:
+    proc = _start(world, MEMORY_HOG, "--memory-limit", "300MB", "--timeout", "600")
+    code, out, err = _finish(proc)
+    assert code != 0 and out == ""
+    assert err.splitlines() == ["astro: query stopped: it needed more than the 300MB memory limit"]
+    wait_for(lambda: list(world["tmp"].iterdir()) == [], what="the command's directories to go")
+
+
+def test_a_hostile_statement_is_refused_before_the_file_opens(world: dict[str, Path]) -> None:
+    secret = world["tmp"].parent / "secret.txt"
+    secret.write_text("s3cret\n")
+    proc = _start(world, f"SELECT * FROM read_text('{secret}')")
+    code, out, err = _finish(proc)
+    assert code == 1 and out == "" and "s3cret" not in err
+    assert err.splitlines() == [
+        "astro: refused: read_text() reads files, runs SQL named in text, or shows the machine"
+    ]
+
+
+def test_a_hostile_macro_of_the_file_is_refused_in_the_command(world: dict[str, Path]) -> None:
+    """Only the open file can tell: the guard runs against it, in the command's process."""
+    con = duckdb.connect(str(world["db"]))
+    con.execute("CREATE MACRO total(x) AS TABLE SELECT * FROM read_text('/etc/passwd')")
+    con.close()
+    proc = _start(world, "SELECT * FROM shop.total(1)")
+    code, out, err = _finish(proc)
+    assert code == 1 and out == "" and "root:" not in err
+    assert len(err.splitlines()) == 1 and err.startswith("astro: refused: the table macro"), err
+
+
+def _running(world: dict[str, Path]) -> tuple[subprocess.Popen[str], int]:
+    """`astro sql` well into a runaway statement (past the CPU its start costs), its watcher."""
+    proc = _start(world, CROSS_JOIN, "--timeout", "600")
+    wait_for(lambda: proc.poll() is not None or _children(proc.pid), what="the watcher")
+    [watcher] = _children(proc.pid)
+    wait_for(lambda: proc.poll() is not None or _cpu(proc.pid) >= 2.5, what="the statement running")
+    assert proc.poll() is None, proc.communicate()
+    return proc, watcher
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGKILL, signal.SIGINT])
+def test_the_command_s_directories_go_however_it_ends(world: dict[str, Path], signum: int) -> None:
+    proc, watcher = _running(world)
+    made = _scratch_of(world, proc.pid)
+    assert {p.name.split("-")[1] for p in made} == {"spill", "files"}, made
+    proc.send_signal(signum)
+    proc.communicate(timeout=600)
+    wait_for(lambda: not _alive(watcher), what="the watcher to end")
+    wait_for(lambda: list(world["tmp"].iterdir()) == [], what="the command's directories to go")
