@@ -101,12 +101,26 @@ class ShellLog(RichLog):
         )
         self.entries: deque[Text] = deque(maxlen=_SCROLLBACK)
         self._wrapped_at = 0
+        self._sized = False
 
     def add(self, text: Text) -> None:
         self.entries.append(text)
         self.write(text)
+        if not self._sized:
+            self.call_after_refresh(self._resize_if_laid_out)
 
-    def on_resize(self) -> None:
+    def on_show(self) -> None:
+        self.call_after_refresh(self._resize_if_laid_out)
+
+    def _resize_if_laid_out(self) -> None:
+        """RichLog holds every write until a Resize with a width arrives, and Textual does not
+        always send one to a log laid out while its pane was hidden (seen after a zoom): the
+        output sat unseen in a 28×9 log. A log that has its width gets the event it missed."""
+        if not self._sized and self.size.width:
+            self.post_message(events.Resize(self.size, self.virtual_size, self.container_size))
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._sized = self._sized or bool(event.size.width)
         width = self.scrollable_content_region.width
         if self._size_known and width != self._wrapped_at and self.entries:
             self.clear()
