@@ -222,3 +222,12 @@ async def test_progress_in_a_pipe_is_one_line_per_call_and_says_when_it_asked_ag
     ]
     assert "writing" not in err and "\r" not in err
     assert lines[2].startswith("▶ run_sql")
+
+
+async def test_ask_json_usage_is_null_when_the_server_reports_none(
+    warehouse: Database, fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    fake_openai.script(text_reply("Probably around 500 orders.", usage=None))
+    code, out, _ = await ask("orders?", warehouse, fake_openai.settings(), tmp_path, json_output=True)
+    assert code == 0
+    assert json.loads(out)["usage"] is None, "unknown, not zero"

@@ -122,7 +122,8 @@ def test_model_not_configured_message_says_exactly_how() -> None:
     for needle in (
         "OPENAI_API_KEY",
         "ASTRO_MODEL",
-        "OPENAI_BASE_URL=http://localhost:11434/v1 ASTRO_MODEL=qwen2.5-coder:7b astro",
+        "astro --model qwen2.5-coder:7b --base-url http://localhost:11434/v1",
+        "OPENAI_BASE_URL",
         str(config_path()),
         'model = "',
         "--model",

@@ -36,7 +36,7 @@ from astro_tui.agent.conversations import conversations_dir, load_conversation
 from astro_tui.llm import ChatClient
 from astro_tui.ui.app import AstroApp
 from astro_tui.ui.panes.catalog import CatalogTree
-from astro_tui.ui.panes.shell import ShellPane
+from astro_tui.ui.panes.shell import ShellLog, ShellPane
 from astro_tui.ui.widgets.answer_card import AnswerCard
 from astro_tui.ui.widgets.tool_block import ToolBlock
 from tests.fake_openai import (
@@ -92,10 +92,11 @@ async def ask_and_wait(pilot: Pilot[Any], question: str, timeout: float = HANG_G
 async def shell_answers(pilot: Pilot[Any], command: str) -> str:
     """Run a command in the catalog's shell pane and return its output: the app still works."""
     pane = pilot.app.query_one(ShellPane)
-    before = len(pane._scrollback)
+    entries = pane.query_one(ShellLog).entries
+    before = len(entries)
     pane.submit(command)
-    await wait_until(pilot, lambda: len(pane._scrollback) >= before + 2)
-    return pane._scrollback[-1].plain
+    await wait_until(pilot, lambda: len(entries) >= before + 2)
+    return entries[-1].plain
 
 
 def error_blocks(app: AstroApp) -> list[str]:

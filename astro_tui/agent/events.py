@@ -8,7 +8,7 @@ token on as it arrived rather than wrapping it again.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from astro_tui.agent.provenance import Span
@@ -183,7 +183,8 @@ class Done:
 
     reason: DoneReason
     tool_calls: int = 0
-    usage: UsageEvent = field(default_factory=UsageEvent)
+    usage: UsageEvent | None = None
+    """The sum over the turn's replies that reported usage; None when none did (unknown, not 0)."""
     completions: int = 0
 
 

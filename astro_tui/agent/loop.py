@@ -88,6 +88,7 @@ class _Tally:
     completion_tokens: int = 0
     total_tokens: int = 0
     cached_tokens: int = 0
+    reported: int = 0
     model_s: float = 0.0
     tools_s: float = 0.0
 
@@ -102,9 +103,12 @@ class _Tally:
         self.completion_tokens += event.completion_tokens
         self.total_tokens += event.total_tokens
         self.cached_tokens += event.cached_tokens
+        self.reported += 1
         return event
 
-    def usage(self) -> UsageEvent:
+    def usage(self) -> UsageEvent | None:
+        if not self.reported:
+            return None
         return UsageEvent(self.prompt_tokens, self.completion_tokens, self.total_tokens, self.cached_tokens)
 
     def done(self, reason: DoneReason) -> Done:

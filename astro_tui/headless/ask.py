@@ -183,11 +183,13 @@ def _json_answer(
         "data": _data(answer.main_result) if answer is not None else None,
         "unverified_numbers": list(answer.unverified_numbers) if answer is not None else [],
         "tool_calls": done.tool_calls if done is not None else 0,
-        "usage": {
-            "prompt_tokens": usage.prompt_tokens if usage else 0,
-            "completion_tokens": usage.completion_tokens if usage else 0,
-            "total_tokens": usage.total_tokens if usage else 0,
-        },
+        "usage": {  # null when the server reported no usage: unknown, not zero
+            "prompt_tokens": usage.prompt_tokens,
+            "completion_tokens": usage.completion_tokens,
+            "total_tokens": usage.total_tokens,
+        }
+        if usage is not None
+        else None,
         "conversation_id": conversation_id,
         **provenance_json(answer),
     }

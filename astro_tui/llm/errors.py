@@ -363,18 +363,18 @@ Any OpenAI-compatible server will do. Pick one:
 
   Ollama (local, no key needed):
     ollama pull qwen2.5-coder:7b
-    OPENAI_BASE_URL=http://localhost:11434/v1 ASTRO_MODEL=qwen2.5-coder:7b astro
+    astro --model qwen2.5-coder:7b --base-url http://localhost:11434/v1
 
-  vLLM, llama.cpp, LM Studio: set OPENAI_BASE_URL to the server's /v1 address
-  and ASTRO_MODEL to the model name it serves.
+  vLLM, llama.cpp, LM Studio: the same flags (or OPENAI_BASE_URL and
+  ASTRO_MODEL) with the server's /v1 address and the model name it serves.
 
-Or put it in the config file {config_path()}:
+Or put it in the config file (api_key only for servers that need one)
+
+    {config_path()}
 
     model = "qwen2.5-coder:7b"
     base_url = "http://localhost:11434/v1"
-    # api_key = "sk-..."   (only for servers that need one)
-
-Or pass flags: astro --model qwen2.5-coder:7b --base-url http://localhost:11434/v1
+    # api_key = "sk-..."
 """
 
 

@@ -65,6 +65,15 @@ ACTIONS: tuple[Action, ...] = (
     Action("zoom", "f10", "Zoom", "Zoom the focused pane full-screen, or restore it", "Panes", priority=True),
     Action("cancel", "escape", "Cancel", "Cancel the running question (or leave zoom)", "Conversation"),
     Action(
+        "interrupt",
+        "ctrl+c",
+        "Stop",
+        "Stop the running question or /sql (selected text: copy it; nothing running: how to quit)",
+        "Conversation",
+        show=False,
+        palette=False,
+    ),
+    Action(
         "copy_sql",
         "ctrl+y",
         "Copy",

@@ -41,7 +41,7 @@ from astro_tui.ui.replay import replay_conversation
 from astro_tui.ui.table_backend import display_backend
 from astro_tui.ui.theme import ThemeMemory
 from astro_tui.ui.warmup import AFTER_PAINT_WAIT_S, settle_heap, warm_imports
-from astro_tui.ui.widgets.key_footer import KeyFooter
+from astro_tui.ui.widgets.key_footer import KeyFooter, MainScreen
 from astro_tui.ui.widgets.question import QuestionInput
 from astro_tui.ui.widgets.top_bar import TopBar
 from astro_tui.ui.widgets.traced_answer import TracedAnswer
@@ -129,7 +129,7 @@ class AstroApp(App[int]):
         screen = self.screen
         if layout != self._layout:
             self._layout = layout
-            screen.remove_class("-catalog-open", "-no-catalog", "-no-results")
+            screen.remove_class("-catalog-open", "-no-catalog", "-no-results", "-drawer-results")
         screen.set_class(layout == "narrow", "-narrow")
         screen.set_class(layout == "medium", "-medium")
         for footer in self.query(KeyFooter):  # every key fits on one line below 140 columns
@@ -138,6 +138,9 @@ class AstroApp(App[int]):
 
     def _set_topbar(self, what: str) -> None:
         self.query_one(TopBar).show(what)
+
+    def get_default_screen(self) -> Screen:
+        return MainScreen(id="_default")
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         """Our table covers quit, theme and zoom; keep Textual's extras that it does not."""
@@ -278,16 +281,25 @@ class AstroApp(App[int]):
         return True
 
     def action_cancel(self) -> None:
+        if not self._stop_work() and self.screen.maximized is not None:
+            self.screen.minimize()
+
+    def action_interrupt(self) -> None:
+        """ctrl+c (when no selected text takes it to copy): a terminal's "stop this". Only when
+        nothing runs does it say how to quit."""
+        if not self._stop_work():
+            self.action_help_quit()
+
+    def _stop_work(self) -> bool:
+        """Stop the running question or statement; False when nothing runs."""
         conversation = self.conversation
         if conversation.running and conversation.cancel_turn():
-            return
+            return True
         if self.session.cancel_sql():
+            conversation.put_back_sql()
             self.notify("Cancelling the query…")
-            return
-        if conversation.waiting and conversation.cancel_turn():
-            return
-        if self.screen.maximized is not None:
-            self.screen.minimize()
+            return True
+        return conversation.waiting and conversation.cancel_turn()
 
     def action_retry_open(self) -> None:
         """After a failure only: the server may be back, the file fixed or its lock released."""
@@ -309,8 +321,19 @@ class AstroApp(App[int]):
 
     def _show_catalog(self) -> None:
         self.screen.remove_class("-no-catalog")
-        if self._layout != "wide":
+        if self._layout != "wide" and not self.screen.has_class("-catalog-open"):
+            self.screen.remove_class("-drawer-results")
             self.screen.add_class("-catalog-open")
+
+    def _show_results(self) -> None:
+        """Below 140 columns the open drawer hides the results: between 100 and 140 it then sits
+        beside them instead of the conversation, below 100 it closes."""
+        screen = self.screen
+        screen.remove_class("-no-results")
+        if self._layout == "narrow":
+            screen.remove_class("-catalog-open")
+        elif self._layout == "medium":
+            screen.add_class("-drawer-results")
 
     def action_focus_catalog(self) -> None:
         self._show_catalog()
@@ -323,18 +346,18 @@ class AstroApp(App[int]):
     def action_focus_question(self) -> None:
         if self._layout == "narrow":
             self.screen.remove_class("-catalog-open")
+        self.screen.remove_class("-drawer-results")
         focus_now(self.conversation.question)
 
     def action_focus_results(self) -> None:
-        self.screen.remove_class("-no-results")
-        if self._layout == "narrow":
-            self.screen.remove_class("-catalog-open")
+        self._show_results()
         self.results.focus_active()
 
     def action_toggle_catalog(self) -> None:
         screen = self.screen
         if self._layout != "wide":
             screen.toggle_class("-catalog-open")
+            screen.remove_class("-drawer-results")
             focus_now(
                 self.query_one(CatalogTree)
                 if screen.has_class("-catalog-open")
@@ -348,6 +371,7 @@ class AstroApp(App[int]):
     def action_toggle_results(self) -> None:
         screen = self.screen
         screen.toggle_class("-no-results")
+        screen.remove_class("-drawer-results")
         if screen.has_class("-no-results") and self.results.has_focus_within:
             focus_now(self.conversation.question)
 
@@ -412,7 +436,11 @@ class AstroApp(App[int]):
         self.action_focus_question()
 
     def action_preview_table(self) -> None:
-        self.catalog_pane.preview_selected()
+        if self.catalog_pane.preview_selected():
+            keep_tree = self._layout != "narrow"  # below 100 columns the drawer closes over it
+            self._show_results()
+            if not keep_tree:
+                self.results.focus_active()
 
     def action_previous_result(self) -> None:
         self.results.step(-1)
@@ -421,7 +449,7 @@ class AstroApp(App[int]):
         self.results.step(1)
 
     def _tab(self, tab: str) -> None:
-        self.screen.remove_class("-no-results")
+        self._show_results()
         self.results.activate(tab)
 
     def action_show_table_tab(self) -> None:

@@ -12,8 +12,12 @@ from textual.widget import Widget
 
 def focus_now(widget: Widget) -> None:
     """Focus `widget` before the next queued key; a widget that cannot take focus yet (shown by
-    this same key) gets Textual's deferred focus instead."""
+    this same key) gets Textual's deferred focus instead. Whatever takes the keyboard is on
+    screen: a zoomed pane that does not hold `widget` is restored first."""
     screen = widget.screen
+    maximized = screen.maximized
+    if maximized is not None and maximized not in widget.ancestors_with_self:
+        screen.minimize()
     screen.set_focus(widget)
     if screen.focused is not widget:
         widget.focus()

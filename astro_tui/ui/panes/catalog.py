@@ -11,6 +11,7 @@ import contextlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from rich.style import Style
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -60,6 +61,18 @@ class CatalogTree(Tree[Node]):
         super().__init__(Text("catalog"), id="catalog-tree")
         self.show_root = False
         self.guide_depth = 2
+
+    def render_label(self, node: TreeNode[Node], base_style: Style, style: Style) -> Text:
+        """A label wider than the pane ends in `…` (the card below has it whole): a horizontal
+        scrollbar would take the tree's last row, and the cursor's row with it."""
+        label = super().render_label(node, base_style, style)
+        depth, parent = 0, node.parent
+        while parent is not None and parent is not self.root:
+            depth, parent = depth + 1, parent.parent
+        room = self.scrollable_content_region.width - depth * self.guide_depth
+        if room > 1 and label.cell_len > room:
+            label.truncate(room, overflow="ellipsis")
+        return label
 
     def load(self, catalog: Catalog) -> None:
         self.clear()
@@ -174,13 +187,14 @@ class CatalogPane(Vertical):
         self.query_one(CatalogTree).load(catalog)
         self.query_one(ShellPane).set_session(self.session, after)
 
-    def preview_selected(self) -> None:
-        """The highlighted table's first rows, in the results pane (p)."""
+    def preview_selected(self) -> bool:
+        """The highlighted table's first rows, in the results pane (p); False when none is."""
         table = self.query_one(CatalogTree).selected_table()
         if table is None or self.session.db is None:
             self.app.notify("Highlight a table in the catalog first.", severity="warning")
-            return
+            return False
         self._preview(table)
+        return True
 
     @work(thread=True, group="preview", exit_on_error=False, description="preview table")
     def _preview(self, table: Table) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from itertools import groupby
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -22,7 +23,7 @@ from textual.widgets import Static
 
 from astro_tui.errors import AstroError
 from astro_tui.text import inert, one_line
-from astro_tui.ui.inert import inert_text
+from astro_tui.ui.widgets.command_lines import CommandLines
 from astro_tui.ui.widgets.markdown_text import MarkdownText
 from astro_tui.ui.widgets.question import QuestionInput
 from astro_tui.ui.widgets.tool_block import SPINNER, clocks_live, result_status
@@ -52,6 +53,7 @@ class ConversationPane(Vertical):
         self._turn = 0
         self._current: TurnView | None = None
         self._query_active = False
+        self._sql = ""
         self._wait_note: Widget | None = None
         self._started = 0.0
         self._status_text = ""
@@ -112,8 +114,13 @@ class ConversationPane(Vertical):
         self._mount(block)
 
     def show_howto(self, text: str) -> None:
-        """Shown from the top (not anchored to the bottom like the rest of the log)."""
-        self.log_view.mount(Static(inert_text(text), classes="howto"))
+        """Shown from the top (not anchored to the bottom like the rest of the log). Lines indented
+        as commands are laid out so that a copy of one runs (`CommandLines`)."""
+        blocks: list[Widget] = []
+        for command, lines in groupby(text.rstrip().splitlines(), key=lambda line: line.startswith("    ")):
+            text_lines = [inert(line, keep_newlines=False) for line in lines]
+            blocks.append(Static(CommandLines(text_lines) if command else Text("\n".join(text_lines))))
+        self.log_view.mount(Vertical(*blocks, classes="howto"))
 
     def show_waiting(self, text: str) -> None:
         """A passing notice (the database or model client still opening), gone when work starts."""
@@ -378,6 +385,7 @@ class ConversationPane(Vertical):
             self.app.notify("The database is still opening.", severity="warning")
             return
         self.start_query()
+        self._sql = sql
         self.app.refresh_bindings()
         self._run_sql(sql)
 
@@ -393,6 +401,12 @@ class ConversationPane(Vertical):
         self._query_active = True
         self._started = time.monotonic()
         self._set_status("running the query")
+
+    def put_back_sql(self) -> None:
+        """A cancelled `/sql` goes back in the question box for editing, as a question does."""
+        if self._query_active and self._sql:
+            self.question.put_back(f"/sql {self._sql}")
+            self.question.focus()
 
     def query_done(self, result: Result) -> None:
         self.finish_query("query done")

@@ -389,7 +389,7 @@ class ResultsPane(Vertical):
             focus_now(self.table_widget)
         elif active == "tab-sql":
             focus_now(self.query_one("#sql-scroll"))
-        elif active == "tab-chart" or self.entries:
+        elif active == "tab-chart" or self.entries or not self.query_one("#result-picker").display:
             focus_now(self.query_one(TabbedContent).query_one(Tabs))
         else:
             focus_now(self.query_one("#result-picker"))

@@ -8,6 +8,7 @@ time, since the shell's working directory is state.
 from __future__ import annotations
 
 import threading
+from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
@@ -90,6 +91,45 @@ class ShellInput(Input):
                 self.post_message(self.Completions(options))
 
 
+class ShellLog(RichLog):
+    """Output wrapped at the pane's width, and wrapped again when the width changes (zoom, a
+    resize, the drawer): no character is cut off, and no sideways scrolling is needed."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            id="shell-log", wrap=True, markup=False, highlight=False, max_lines=5_000, min_width=10
+        )
+        self.entries: deque[Text] = deque(maxlen=_SCROLLBACK)
+        self._wrapped_at = 0
+        self._sized = False
+
+    def add(self, text: Text) -> None:
+        self.entries.append(text)
+        self.write(text)
+        if not self._sized:
+            self.call_after_refresh(self._resize_if_laid_out)
+
+    def on_show(self) -> None:
+        self.call_after_refresh(self._resize_if_laid_out)
+
+    def _resize_if_laid_out(self) -> None:
+        """RichLog holds every write until a Resize with a width arrives, and Textual does not
+        always send one to a log laid out while its pane was hidden (seen after a zoom): the
+        output sat unseen in a 28×9 log. A log that has its width gets the event it missed."""
+        if not self._sized and self.size.width:
+            self.post_message(events.Resize(self.size, self.virtual_size, self.container_size))
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._sized = self._sized or bool(event.size.width)
+        width = self.scrollable_content_region.width
+        if self._size_known and width != self._wrapped_at and self.entries:
+            self.clear()
+            for text in self.entries:
+                self.write(text, scroll_end=False)
+            self.scroll_end(animate=False, immediate=True)
+        self._wrapped_at = width
+
+
 def _common_prefix(options: list[str]) -> str:
     first, last = min(options), max(options)
     n = 0
@@ -125,22 +165,16 @@ class ShellPane(Vertical):
         self._shell: Any = None
         self._pending: list[str] = []  # commands typed before the shell was built
         self._lock = threading.Lock()
-        self._scrollback: list[Text] = []
         self.border_title = "Shell"
 
     def compose(self) -> ComposeResult:
-        # Lines are not wrapped: `ls -l` rows stay rows in a narrow pane, and scroll sideways.
-        yield RichLog(
-            id="shell-log", wrap=False, markup=False, highlight=False, max_lines=5_000, min_width=10
-        )
+        yield ShellLog()
         with Horizontal(id="shell-line"):
             yield Static("$", id="shell-prompt")
             yield ShellInput()
 
     def _write(self, text: Text) -> None:
-        self._scrollback.append(text)
-        del self._scrollback[:-_SCROLLBACK]
-        self.query_one(RichLog).write(text)
+        self.query_one(ShellLog).add(text)
 
     @property
     def shell(self) -> Any:

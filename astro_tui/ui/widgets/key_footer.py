@@ -8,10 +8,15 @@ of a second.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
+from textual.binding import ActiveBinding
 from textual.screen import Screen
 from textual.widgets import Footer
+
+ZOOM_UNSHOWN = "Panes"
+"""The footer group left out of a zoomed view: its keys leave the zoom for another pane."""
 
 
 class KeyFooter(Footer):
@@ -36,3 +41,20 @@ def _signature(screen: Screen) -> tuple[Any, ...]:
         for (_node, binding, enabled, tooltip) in screen.active_bindings.values()
         if binding.show
     )
+
+
+class MainScreen(Screen):
+    """The app's screen: a zoomed view's footer leaves out the keys that go to other panes (they
+    still work, and F1 lists them), so that it fits one line with Esc at 80 columns."""
+
+    @property
+    def active_bindings(self) -> dict[str, ActiveBinding]:
+        bindings = super().active_bindings
+        if self.maximized is None:
+            return bindings
+        return {
+            key: active._replace(binding=replace(active.binding, show=False))
+            if active.binding.group is not None and active.binding.group.description == ZOOM_UNSHOWN
+            else active
+            for key, active in bindings.items()
+        }

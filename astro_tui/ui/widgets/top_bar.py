@@ -2,30 +2,56 @@
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.widgets import Static
 
 from astro_tui.text import inert
 
+HINTS = ("F1 help", "ctrl+p commands")
+
 
 class TopBar(Static):
-    """`astro · warehouse.duckdb · 19 tables · model gpt-4.1-mini · F1 help · ctrl+p commands`."""
+    """`astro · warehouse.duckdb · 19 tables · model gpt-4.1-mini · F1 help · ctrl+p commands`.
+
+    Laid out for its width: the keys at the end are always whole; what is open, then the model,
+    gives way (ending in `…`), and the separators narrow first.
+    """
 
     def __init__(self, model: str | None) -> None:
         self.model = model
-        super().__init__(self._text("opening…"), id="topbar")
+        self._what = "opening…"
+        super().__init__(self.line(100), id="topbar")
 
     def show(self, what: str) -> None:
         """What is open (or opening, or why not); one fixed line, so no new layout."""
-        self.update(self._text(what), layout=False)
+        self._what = what
+        self.update(self.line(self.content_size.width), layout=False)
 
-    def _text(self, what: str) -> Text:
+    def on_resize(self) -> None:
+        self.update(self.line(self.content_size.width), layout=False)
+
+    def line(self, width: int) -> Text:
+        what = inert(self._what, keep_newlines=False)
+        model = f"model {inert(self.model, keep_newlines=False)}" if self.model else "no model configured"
+        for sep in ("  ·  ", " · "):
+            fixed = len("astro") + len(sep) * 4 + sum(map(len, HINTS))
+            room = width - fixed
+            if cell_len(what) + cell_len(model) <= room:
+                break
+        model = _cut(model, max(room - min(cell_len(what), 12), 8))
+        what = _cut(what, max(room - cell_len(model), 1))
         text = Text("astro", style="bold")
-        text.append("  ·  ")
-        text.append(inert(what, keep_newlines=False))
-        text.append("  ·  ")
-        text.append(
-            f"model {inert(self.model, keep_newlines=False)}" if self.model else "no model configured"
-        )
-        text.append("  ·  F1 help  ·  ctrl+p commands", "dim")
+        for part in (what, model):
+            text.append(sep)
+            text.append(part)
+        for hint in HINTS:
+            text.append(sep, "dim")
+            text.append(hint, "dim")
         return text
+
+
+def _cut(text: str, room: int) -> str:
+    line = Text(text)
+    line.truncate(room, overflow="ellipsis")
+    return line.plain

@@ -283,7 +283,7 @@ class TurnView(Static):
             case ev.UsageEvent():
                 self._tokens = max(self._tokens, event.total_tokens)
             case ev.Done():
-                self._tokens = max(self._tokens, event.usage.total_tokens)
+                self._tokens = max(self._tokens, event.usage.total_tokens if event.usage else 0)
                 self._tool_calls = max(self._tool_calls, event.tool_calls)
                 self._finish(_ENDINGS.get(event.reason, event.reason))
             case _:
