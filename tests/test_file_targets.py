@@ -18,7 +18,8 @@ from astro_tui.data.database import Database
 from astro_tui.data.errors import QueryError, TargetError
 
 ROOT = Path(__file__).resolve().parent.parent
-_PROSE_NAMES = ("license", "licence", "copying", "notice", "readme", "authors")
+_PROSE_NAMES = ("license", "licence", "copying", "notice", "readme")
+"""Prose by its name. Not AUTHORS: one name a line is a one-column list, which opens (jedi's does)."""
 
 
 def _shipped_prose() -> list[Path]:
