@@ -1,4 +1,4 @@
-"""The `astro` command: the full-screen app, plus headless `sql`, `shell`, `ask`, `eval` and `config`.
+"""The `astro` command: the full-screen app, plus `sql`, `shell`, `ask`, `eval`, `mcp`, `replay` and `config`.
 
 A thin front end of a `Session` (`session/core.py`): the settings and the state
 directory are read here, once, and every command drives the session made from
@@ -103,7 +103,7 @@ def _scope_option(func: Callable[..., Any]) -> Callable[..., Any]:
         multiple=True,
         metavar="PATTERN",
         help="Keep schema[.table[.column]] (globs with *) away from the model; repeatable; adds to "
-        "the config file's hide = [...]. DuckDB only for now.",
+        "the config file's hide = [...]. Server targets refuse a scope for now.",
     )(func)
 
 
@@ -112,7 +112,7 @@ def _limit_options(func: Callable[..., Any]) -> Callable[..., Any]:
     func = click.option("--timeout", type=float, help="Query time limit in seconds (default 30).")(func)
     func = click.option("--max-rows", type=int, help="Row cap for results (default 100,000).")(func)
     func = click.option(
-        "--memory-limit", help="Memory a DuckDB statement may use, e.g. 500MB (default 4GB)."
+        "--memory-limit", help="Memory a statement's results may use, e.g. 500MB (default 4GB)."
     )(func)
     return func
 

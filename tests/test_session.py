@@ -259,7 +259,17 @@ SESSION_ONLY = {
     "save_conversation",
 }
 """What only the session does: open, read the catalog, build the agent or its tools, save."""
-BELOW_THE_SESSION = ("agent", "catalog", "data", "llm", "config.py", "errors.py", "files.py", "text.py")
+BELOW_THE_SESSION = (
+    "agent",
+    "catalog",
+    "data",
+    "llm",
+    "replay",
+    "config.py",
+    "errors.py",
+    "files.py",
+    "text.py",
+)
 
 
 def _modules(*parts: str) -> list[Path]:

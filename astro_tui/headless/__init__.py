@@ -1,3 +1,4 @@
-"""The command line's front ends that print a turn: `astro ask` (`ask.py`) and `astro eval`
+"""The command line's printing front ends: `astro ask` (`ask.py`), `astro eval`
 (`evaluation.py`, its report in `eval_report.py`, its rules for equal results in
-`result_match.py`). Like every front end they drive a `Session`."""
+`result_match.py`) and `astro replay` (`replay.py`). Like every front end they drive a
+`Session`."""

@@ -18,7 +18,7 @@ from typing import Any
 from astro_tui.config import Settings, state_dir
 from astro_tui.errors import AstroError
 from astro_tui.session import Session
-from astro_tui.text import inert
+from astro_tui.text import inert, json_inert
 
 EXIT_MOVED = 1
 EXIT_CANNOT = 2
@@ -44,7 +44,7 @@ def list_command(settings: Settings, json_output: bool) -> int:
             }
             for c in found
         ]
-        print(json.dumps(rows, ensure_ascii=False))
+        print(json_inert(json.dumps(rows, ensure_ascii=False)))
     elif not found:
         print("astro: no saved conversations yet", file=sys.stderr)
     else:
@@ -97,7 +97,7 @@ def check_command(
     finally:
         session.close()
     if json_output:
-        print(json.dumps(report.to_json(), ensure_ascii=False))
+        print(json_inert(json.dumps(report.to_json(), ensure_ascii=False)))
     else:
         for moved in report.moved:
             print(inert(moved.line))

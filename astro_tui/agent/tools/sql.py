@@ -29,7 +29,7 @@ class SqlTools:
         self,
         sql: Annotated[
             str,
-            Field(description="One read-only DuckDB statement, starting with a `-- what it finds` comment."),
+            Field(description="One read-only SQL statement, starting with a `-- what it finds` comment."),
         ],
     ) -> ToolReturn:
         """Run one read-only SQL query to explore or check data. The result is kept as df_N; you
