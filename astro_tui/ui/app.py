@@ -33,6 +33,7 @@ from astro_tui.text import inert, one_line
 from astro_tui.ui import slash
 from astro_tui.ui.actions import AstroCommands, bindings
 from astro_tui.ui.focus import focus_now
+from astro_tui.ui.layout import PaneLayout
 from astro_tui.ui.panes.catalog import CatalogPane, CatalogTree
 from astro_tui.ui.panes.conversation import ConversationPane
 from astro_tui.ui.panes.results import ResultsPane
@@ -49,9 +50,6 @@ from astro_tui.ui.wording import counted
 
 if TYPE_CHECKING:
     from astro_tui.session import Result, Session
-
-NARROW = 100
-MEDIUM = 140
 
 
 class AstroApp(App[int]):
@@ -78,7 +76,7 @@ class AstroApp(App[int]):
         self.settings = session.settings
         self.live_clocks = live_clocks
         self._open_failed = False
-        self._layout = ""
+        self._layout = PaneLayout()
         self._loop_thread = threading.get_ident()
 
     # ------------------------------------------------------------------ layout
@@ -123,18 +121,10 @@ class AstroApp(App[int]):
         self._apply_width(event.size.width)
 
     def _apply_width(self, width: int) -> None:
-        """Three columns when wide; below MEDIUM the catalog becomes a drawer (F6), below
-        NARROW the results move under the conversation."""
-        layout = "narrow" if width < NARROW else "medium" if width < MEDIUM else "wide"
-        screen = self.screen
-        if layout != self._layout:
-            self._layout = layout
-            screen.remove_class("-catalog-open", "-no-catalog", "-no-results", "-drawer-results")
-        screen.set_class(layout == "narrow", "-narrow")
-        screen.set_class(layout == "medium", "-medium")
+        self._layout.apply_width(self.screen, width)
         for footer in self.query(KeyFooter):  # every key fits on one line below 140 columns
-            footer.compact = layout != "wide"
-            footer.show_command_palette = layout != "narrow"  # the top bar names ctrl+p too
+            footer.compact = self._layout.kind != "wide"
+            footer.show_command_palette = self._layout.kind != "narrow"  # the top bar names ctrl+p too
 
     def _set_topbar(self, what: str) -> None:
         self.query_one(TopBar).show(what)
@@ -229,8 +219,7 @@ class AstroApp(App[int]):
         self.results.add_result(result, backend=backend)
         if result.kind == "sql":
             self.conversation.query_done(result)
-        if self._layout == "narrow" and self.screen.has_class("-no-results"):
-            self.screen.remove_class("-no-results")
+        self._layout.result_arrived(self.screen)
 
     # ------------------------------------------------------------------ workers
 
@@ -319,60 +308,31 @@ class AstroApp(App[int]):
         else:
             self.push_screen(HelpScreen())
 
-    def _show_catalog(self) -> None:
-        self.screen.remove_class("-no-catalog")
-        if self._layout != "wide" and not self.screen.has_class("-catalog-open"):
-            self.screen.remove_class("-drawer-results")
-            self.screen.add_class("-catalog-open")
-
-    def _show_results(self) -> None:
-        """Below 140 columns the open drawer hides the results: between 100 and 140 it then sits
-        beside them instead of the conversation, below 100 it closes."""
-        screen = self.screen
-        screen.remove_class("-no-results")
-        if self._layout == "narrow":
-            screen.remove_class("-catalog-open")
-        elif self._layout == "medium":
-            screen.add_class("-drawer-results")
-
     def action_focus_catalog(self) -> None:
-        self._show_catalog()
+        self._layout.show_catalog(self.screen)
         focus_now(self.query_one(CatalogTree))
 
     def action_focus_shell(self) -> None:
-        self._show_catalog()
+        self._layout.show_catalog(self.screen)
         focus_now(self.query_one(ShellInput))
 
     def action_focus_question(self) -> None:
-        if self._layout == "narrow":
-            self.screen.remove_class("-catalog-open")
-        self.screen.remove_class("-drawer-results")
+        self._layout.show_question(self.screen)
         focus_now(self.conversation.question)
 
     def action_focus_results(self) -> None:
-        self._show_results()
+        self._layout.show_results(self.screen)
         self.results.focus_active()
 
     def action_toggle_catalog(self) -> None:
-        screen = self.screen
-        if self._layout != "wide":
-            screen.toggle_class("-catalog-open")
-            screen.remove_class("-drawer-results")
-            focus_now(
-                self.query_one(CatalogTree)
-                if screen.has_class("-catalog-open")
-                else self.conversation.question
-            )
-        else:
-            screen.toggle_class("-no-catalog")
-            if screen.has_class("-no-catalog") and self.catalog_pane.has_focus_within:
-                focus_now(self.conversation.question)
+        shown = self._layout.toggle_catalog(self.screen)
+        if self._layout.kind != "wide":
+            focus_now(self.query_one(CatalogTree) if shown else self.conversation.question)
+        elif not shown and self.catalog_pane.has_focus_within:
+            focus_now(self.conversation.question)
 
     def action_toggle_results(self) -> None:
-        screen = self.screen
-        screen.toggle_class("-no-results")
-        screen.remove_class("-drawer-results")
-        if screen.has_class("-no-results") and self.results.has_focus_within:
+        if not self._layout.toggle_results(self.screen) and self.results.has_focus_within:
             focus_now(self.conversation.question)
 
     def action_zoom(self) -> None:
@@ -437,8 +397,8 @@ class AstroApp(App[int]):
 
     def action_preview_table(self) -> None:
         if self.catalog_pane.preview_selected():
-            keep_tree = self._layout != "narrow"  # below 100 columns the drawer closes over it
-            self._show_results()
+            keep_tree = self._layout.kind != "narrow"  # below 100 columns the drawer closes over it
+            self._layout.show_results(self.screen)
             if not keep_tree:
                 self.results.focus_active()
 
@@ -449,7 +409,7 @@ class AstroApp(App[int]):
         self.results.step(1)
 
     def _tab(self, tab: str) -> None:
-        self._show_results()
+        self._layout.show_results(self.screen)
         self.results.activate(tab)
 
     def action_show_table_tab(self) -> None:
