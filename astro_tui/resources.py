@@ -13,9 +13,3 @@ def resource_dir(name: str) -> Path:
     if bundled.is_dir():
         return bundled
     return _PACKAGE.parent / name
-
-
-def checkout_root() -> Path | None:
-    """The source checkout we run from, if any (editable install or `uv run` in a clone)."""
-    root = _PACKAGE.parent
-    return root if (root / "pyproject.toml").is_file() and (root / "warehouse").is_dir() else None

@@ -24,6 +24,7 @@ from mcp.types import CallToolResult
 from astro_tui.agent.conversations import load_conversation
 from astro_tui.config import Settings, state_dir
 from astro_tui.mcp.calls import MAX_RUNNING
+from astro_tui.mcp.record import MAX_SESSIONS, CallRecord, Conversations
 from astro_tui.mcp.server import AstroServer
 from astro_tui.mcp.shaping import CELL_CHARS, RESULT_BYTES, text_result
 from astro_tui.session import Session
@@ -480,6 +481,21 @@ async def test_every_call_is_saved_as_a_conversation_the_app_can_resume(server: 
         agent = resumed.agent
         assert agent is not None
         assert agent.messages()[-1]["content"] == turns[2].entries[-1].message["content"]
+
+
+def test_a_long_running_server_keeps_only_the_last_sessions_in_memory(opened: Session) -> None:
+    conversations = Conversations(opened)
+    try:
+        for n in range(MAX_SESSIONS + 5):
+            conversations.add(f"s{n}", "mcp", CallRecord("shell", {"command": "ls /"}, outcome="ok"))
+        conversations.add("s0", "mcp", CallRecord("shell", {"command": "pwd"}, outcome="/"))
+    finally:
+        conversations.close()
+    assert len(conversations._open) == MAX_SESSIONS and "s0" in conversations._open
+    first, again = conversations.conversation_ids("s0")
+    listed = {c.id: c.turns for c in opened.conversations()}
+    assert listed[first] == 1 and listed[again] == 1
+    assert all(len(conversations.conversation_ids(f"s{n}")) == 1 for n in range(1, MAX_SESSIONS + 5))
 
 
 async def test_the_app_resumes_an_mcp_session_and_shows_what_ran(

@@ -13,12 +13,6 @@ from astro_tui.data.database import CancelToken, Database
 from astro_tui.data.results import QueryResult
 
 
-def exact_row_count(db: Database, table: Table) -> int:
-    """Estimates are exact on some engines and not on others; a count is always right."""
-    result = db.execute(f"SELECT count(*) FROM {table.sql_name}", row_cap=1)
-    return int(result.table.column(0)[0].as_py())
-
-
 def sample_values(
     db: Database, table: Table, *, limit: int = 5, cancel: CancelToken | None = None
 ) -> QueryResult:

@@ -15,6 +15,7 @@ import json
 import logging
 import threading
 import time
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -29,6 +30,8 @@ log = logging.getLogger("astro.mcp")
 SAVE_PAUSE_S = 0.2
 MAX_TURNS = 200
 """Calls per saved conversation; a longer session goes on in the next one."""
+MAX_SESSIONS = 64
+"""MCP sessions remembered (their tool sets, their open conversations); the oldest goes first."""
 KEPT_CHARS = 20_000
 """Longer arguments are kept cut: the record is for reading, not for replaying a megabyte of SQL."""
 
@@ -62,19 +65,20 @@ class Conversations:
     """Calls are appended at once and written by one background thread a moment later, so a call's
     answer never waits for a disk and calls in quick succession share one write; a conversation is
     rewritten whole (the format has a header that counts the turns), so after `MAX_TURNS` calls the
-    session continues in a new one."""
+    session continues in a new one. Only the `MAX_SESSIONS` sessions called last keep theirs in
+    memory: a server that runs for weeks holds no more than that."""
 
     def __init__(self, session: Session) -> None:
         self._session = session
-        self._open: dict[str, _Conversation] = {}
-        self._all: list[tuple[str, _Conversation]] = []
+        self._open: OrderedDict[str, _Conversation] = OrderedDict()
+        self._ids: list[tuple[str, str]] = []
         self._lock = threading.Lock()
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="astro-mcp-save")
         self._warned = False
 
     def conversation_ids(self, session: str = "") -> list[str]:
         with self._lock:
-            return [c.id for key, c in self._all if key == session]
+            return [id_ for key, id_ in self._ids if key == session]
 
     def add(self, session: str, client: str, call: CallRecord) -> None:
         with self._lock:
@@ -85,7 +89,10 @@ class Conversations:
                     new_conversation_id(now), client, now.isoformat(timespec="seconds")
                 )
                 self._open[session] = conversation
-                self._all.append((session, conversation))
+                self._ids.append((session, conversation.id))
+                while len(self._open) > MAX_SESSIONS:
+                    self._open.popitem(last=False)
+            self._open.move_to_end(session)
             conversation.turns.append(_turn(call, len(conversation.turns) + 1))
             schedule = not conversation.scheduled
             conversation.scheduled = True

@@ -24,7 +24,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from astro_tui.agent.registry import ToolRegistry
 from astro_tui.errors import AstroError
 from astro_tui.mcp.calls import Calls
-from astro_tui.mcp.record import CallRecord
+from astro_tui.mcp.record import MAX_SESSIONS, CallRecord
 from astro_tui.mcp.shaping import (
     RESULT_BYTES,
     SqlResult,
@@ -42,8 +42,6 @@ T = TypeVar("T")
 
 TEXT_BYTES = 8_000
 """Of the result budget, the part kept for the short text rendering beside structured results."""
-MAX_SESSIONS = 64
-"""Tool sets kept (one per MCP session: its `cd`, its search index); the oldest goes first."""
 
 
 @dataclass(slots=True)

@@ -16,8 +16,6 @@ from astro_tui.errors import AstroError
 from astro_tui.session import Session
 from astro_tui.text import inert
 
-_SUFFIXES = {".ipynb": "ipynb", ".py": "marimo", ".sql": "sql"}
-
 
 def replay_conversation(app: App[object], session: Session, arg: str) -> None:
     """`[FORMAT] [PATH]`: ask for the path (proposed) unless given, then write."""
@@ -30,13 +28,14 @@ def replay_conversation(app: App[object], session: Session, arg: str) -> None:
     except ValueError as exc:
         app.notify(f"/replay: {exc}", severity="warning", markup=False)
         return
-    fmt = parts[0].lower() if parts and parts[0].lower() in ("ipynb", "marimo", "sql") else None
+    from astro_tui.replay import FORMATS
+
+    fmt = parts[0].lower() if parts and parts[0].lower() in FORMATS else None
     rest = parts[1:] if fmt else parts
     if len(rest) > 1:
         app.notify("/replay takes a format and one path", severity="warning")
         return
     if not rest:
-        from astro_tui.replay import FORMATS
         from astro_tui.ui.screens.export import ExportScreen
 
         fmt = fmt or "ipynb"
@@ -51,7 +50,8 @@ def replay_conversation(app: App[object], session: Session, arg: str) -> None:
         app.push_screen(screen, lambda value: replay_conversation(app, session, value) if value else None)
         return
     path = Path(rest[0]).expanduser()
-    fmt = fmt or _SUFFIXES.get(path.suffix.lower(), "ipynb")
+    if fmt is None:
+        fmt = next((f for f, suffix in FORMATS.items() if suffix == path.suffix.lower()), "ipynb")
     if path.exists():
         from astro_tui.ui.screens.confirm import ConfirmScreen
 
