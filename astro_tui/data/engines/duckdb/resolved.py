@@ -292,6 +292,11 @@ class FileDefinitions:
             )
 
 
+class Unbound(GuardError):
+    """A refusal standing for a name DuckDB could not bind (a file, a system view, a table
+    function): under a scope, the scope's one line for a missing or hidden name replaces it."""
+
+
 def rows_of(cursor: Callable[[], duckdb.DuckDBPyConnection], sql: str) -> list[tuple[Any, ...]]:
     """All rows of `sql` on a cursor of its own, closed after."""
     made = cursor()
@@ -311,7 +316,7 @@ def _plan_error(tree: dict[str, Any], rules: Rules) -> Exception:
         reason = one_line(Exception(message))
         return GuardError(f"refused: DuckDB cannot show how it would run this statement ({reason})")
     if rules.unsettled:
-        return GuardError(rules.unsettled[0])
+        return Unbound(rules.unsettled[0])
     title = " ".join(word.capitalize() for word in kind.split()) or "Query"
     return QueryError(engine_message(Exception(f"{title} Error: {message}")))
 

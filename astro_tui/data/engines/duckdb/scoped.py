@@ -1,6 +1,6 @@
 """The scope on DuckDB: what a statement reads, as DuckDB's binder resolves it.
 
-Run in the worker after the guard, on the statement the guard passed. Two readings, both
+Run in the worker after the guard, on the statement the guard passed. Three readings, all
 DuckDB's own, default deny:
 
 1. *The parse* (`json_serialize_sql`): only a query can be judged (anything else is
@@ -8,18 +8,26 @@ DuckDB's own, default deny:
    scanning them); `COLUMNS(…)` with a pattern or a lambda and `*` under `LIKE`/`SIMILAR
    TO` are refused (a pattern probes names); a name in `* EXCLUDE/REPLACE/RENAME` that
    could be hidden is refused (it names a column without reading it).
-2. *The bound plan* (`json_serialize_plan`, unoptimised: what the binder asked for): every
+2. *The names the plan loses* (`scoped_definitions.py`): a view, macro or type the scope
+   hides, or whose definition reaches one, named anywhere in the statement.
+3. *The bound plan* (`json_serialize_plan`, unoptimised: what the binder asked for): every
    step must be a read-only step other than a constant chunk (DESCRIBE's), every scan a
    table of the file or a generator (`range`, `generate_series`, `unnest`, `json_each`,
    `json_tree`; every catalog function and system view is refused), and no scan may be of
-   a hidden schema or table or read a hidden column (`column_indexes`: what DuckDB binds
-   for `*`, `COLUMNS(*)`, `t` as a value, `struct_pack(*)`, views, macros, generated
-   columns, subqueries, CTEs, lateral joins, windows, GROUP/ORDER BY alike).
+   a hidden schema or table (or one whose every column is hidden, or whose generated
+   column calls something hidden) or read a hidden column (`column_indexes`: what DuckDB
+   binds for `*`, `COLUMNS(*)`, `t` as a value, `struct_pack(*)`, views, macros, generated
+   columns, subqueries, CTEs, lateral joins, windows, GROUP/ORDER BY alike); no ENUM whose
+   labels only hidden columns have may appear (`enum_range(NULL::t)`).
 
 Reading something hidden, naming it, and naming something that does not exist get one and
-the same refusal (no message tells a hidden name from a typo); a binding error is that
-refusal too, so DuckDB's "Did you mean" never lists a hidden name. `*` is refused, not
-expanded: when the statement names the table, the refusal lists its visible columns.
+the same refusal, chosen from the text and what the scope shows only (no message tells a
+hidden name from a typo); a binding error is that refusal too, so DuckDB's "Did you mean"
+never lists a hidden name, and any other refusal or error that names something hidden the
+statement does not is replaced by it (`veil`). `*` is refused, not expanded: when the
+statement has a `*` and names a table with hidden columns, the refusal lists its visible
+ones — whether or not the `*` is what read a hidden column, so that `SELECT *, salary` and
+`SELECT *, nosuch` read alike.
 """
 
 from __future__ import annotations

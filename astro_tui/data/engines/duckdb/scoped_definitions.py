@@ -33,16 +33,18 @@ from astro_tui.data.scope import Scope
 _SQL = "SELECT system.main.json_serialize_sql(?)"
 _PLAN = "SELECT system.main.json_serialize_plan(?, skip_null := true, skip_empty := true, optimize := false)"
 _Key = tuple[str, str, str]
+_KINDS = {"table": "view", "function": "macro", "type": "type"}
 Ref = tuple[str, str, str, str]
-"""(kind: `table` or `function`, catalog, schema, name) as written, lower-cased."""
+"""(kind: `table`, `function` or `type`, catalog, schema, name) as written, lower-cased."""
 
 
 @dataclass(frozen=True, slots=True)
 class _Object:
     key: _Key
     kind: str
-    """`view` or `macro`."""
+    """What a name written as a `table`, `function` or `type` may be: `view`, `macro`, `type`."""
     body: str | None
+    """A view's query, a macro's body as a SELECT, `enum` for an ENUM type; None if unread."""
 
 
 class ScopedDefinitions:
@@ -98,6 +100,12 @@ class ScopedDefinitions:
                 text = (body if kind == "table_macro" else f"SELECT {body}") if body else None
                 item = _Object(_key(db, schema, name), "macro", text)
                 by_name.setdefault(item.key[2], []).append(item)
+            for db, schema, name, logical in self._rows(
+                "SELECT database_name, schema_name, type_name, logical_type FROM duckdb_types() "
+                "WHERE NOT internal"
+            ):
+                item = _Object(_key(db, schema, name), "type", "enum" if logical == "ENUM" else None)
+                by_name.setdefault(item.key[2], []).append(item)
             for db, schema, table, expression in self._rows(
                 "SELECT database_name, schema_name, table_name, generation_expression "
                 "FROM duckdb_columns() WHERE is_generated"
@@ -121,7 +129,7 @@ class ScopedDefinitions:
     def _candidates(self, ref: Ref) -> Iterator[_Object]:
         kind, catalog, schema, name = ref
         for item in self._read().get(name, ()):
-            if (item.kind == "view") != (kind == "table"):
+            if item.kind != _KINDS[kind]:
                 continue
             if could_name(catalog, schema, item.key[0], item.key[1]):
                 yield item
@@ -134,7 +142,12 @@ class ScopedDefinitions:
         _, schema, name = item.key
         seed = self.scope.hides_table(schema, name) or item.key in self._view_columns
         self._hidden[item.key] = seed
-        if not seed:
+        if not seed and item.kind == "type":
+            if item.body == "enum":
+                hidden, visible = self._enum_labels()
+                labels = set(self._labels(f"SELECT CAST(NULL AS {quoted_path(item.key)})"))
+                self._hidden[item.key] = any(t in hidden and t not in visible for t in labels)
+        elif not seed:
             refs = self._refs(item.body) if item.body else None
             self._hidden[item.key] = refs is None or any(self._reaches_hidden(r) for r in refs)
         return self._hidden[item.key]
@@ -153,6 +166,8 @@ class ScopedDefinitions:
                 parts = [_text(node.get(k)) for k in ("catalog_name", "schema_name", "table_name")]
                 if parts[0] or parts[1] or parts[2] not in ctes:
                     found.append(("table", *parts))
+            elif node.get("class") == "TYPE":
+                found.append(("type", *(_text(node.get(k)) for k in ("catalog", "schema", "type_name"))))
             elif node.get("class") == "FUNCTION":
                 parts = [_text(node.get(k)) for k in ("catalog", "schema", "function_name")]
                 found.append(("function", *parts))
