@@ -23,8 +23,9 @@ from astro_tui.data.scope import Scope
 from astro_tui.session import Session
 from tests.test_scopes import HIDE, assert_rows, assert_same_refusal, build, outcome
 
-HIDE_MORE = (*HIDE, "hr.levels.level", "sec", "hr.allhidden.*", "main.people_names.full_name")
+HIDE_MORE = (*HIDE, "hr.levels.level", "sec", "hr.allhidden.*", "main.people_names.full_name", "x.vk")
 SECRETS = (
+    "TOPSECRETX",
     "TOPSECRETV",
     "TOPSECRETK",
     "4242421",
@@ -63,6 +64,11 @@ CREATE MACRO plus(a, b := 5) AS a + b;
 CREATE SCHEMA "hr.people";
 CREATE TABLE "hr.people".salary(v INT);
 INSERT INTO "hr.people".salary VALUES (5);
+CREATE SCHEMA x;
+CREATE VIEW x.vk AS SELECT 'TOPSECRETX' AS k;
+SET search_path = 'x';
+CREATE VIEW x.v9 AS SELECT * FROM vk;
+RESET search_path;
 CREATE TYPE mood AS ENUM ('ok', 'meh');
 CREATE TABLE moods(m mood);
 INSERT INTO moods VALUES ('ok');
@@ -91,6 +97,7 @@ REDTEAM = [
     "SELECT * FROM g",
     "SELECT a FROM g",
     "SELECT count(*) FROM (SELECT * FROM vk2)",
+    "SELECT * FROM x.v9",  # bound in its own schema: `vk` is x.vk there
     "WITH x AS (SELECT * FROM vk3) SELECT * FROM x",
     # a hidden column's named ENUM: its labels are its values' domain
     "SELECT enum_range(NULL::lvl)",

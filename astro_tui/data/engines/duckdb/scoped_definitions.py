@@ -71,7 +71,7 @@ class ScopedDefinitions:
         if key not in self._tainted:
             self._tainted[key] = False
             self._tainted[key] = any(
-                refs is None or any(self._reaches_hidden(r) for r in refs)
+                refs is None or any(self._reaches_hidden(r, key) for r in refs)
                 for refs in (self._refs(f"SELECT {e}") for e in self._generated.get(key, ()))
             )
         return self._tainted[key]
@@ -123,15 +123,18 @@ class ScopedDefinitions:
             self._by_name = by_name
         return self._by_name
 
-    def _reaches_hidden(self, ref: Ref) -> bool:
-        return any(self._is_hidden(o) for o in self._candidates(ref))
+    def _reaches_hidden(self, ref: Ref, home: _Key | None = None) -> bool:
+        return any(self._is_hidden(o) for o in self._candidates(ref, home))
 
-    def _candidates(self, ref: Ref) -> Iterator[_Object]:
+    def _candidates(self, ref: Ref, home: _Key | None) -> Iterator[_Object]:
+        """What the name could resolve to; written in a definition (`home`), an unqualified
+        name may also be of the definition's own schema (DuckDB binds a view there)."""
         kind, catalog, schema, name = ref
         for item in self._read().get(name, ()):
             if item.kind != _KINDS[kind]:
                 continue
-            if could_name(catalog, schema, item.key[0], item.key[1]):
+            local = home is not None and not catalog and not schema and item.key[:2] == home[:2]
+            if local or could_name(catalog, schema, item.key[0], item.key[1]):
                 yield item
 
     def _is_hidden(self, item: _Object) -> bool:
@@ -149,7 +152,7 @@ class ScopedDefinitions:
                 self._hidden[item.key] = any(t in hidden and t not in visible for t in labels)
         elif not seed:
             refs = self._refs(item.body) if item.body else None
-            self._hidden[item.key] = refs is None or any(self._reaches_hidden(r) for r in refs)
+            self._hidden[item.key] = refs is None or any(self._reaches_hidden(r, item.key) for r in refs)
         return self._hidden[item.key]
 
     def _refs(self, text: str) -> list[Ref] | None:
