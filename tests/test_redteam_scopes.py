@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import duckdb
 import pytest
@@ -222,3 +223,16 @@ def redteam_figures() -> dict[str, str]:
 
 def test_the_corpus_is_distinct() -> None:
     assert len(set(REDTEAM)) == len(REDTEAM) >= 35
+
+
+def test_a_whole_hidden_schema_takes_its_tables_and_the_views_over_them(tmp_path: Path) -> None:
+    path = build(tmp_path / "staff.duckdb")
+    with Session([str(path)], Settings(hide=("HR",)), state_dir=tmp_path / "state") as session:
+        session.open()
+        catalog = session.catalog
+        assert catalog is not None and {t.sql_name for t in catalog.tables} == {"main.orders"}
+        for sql in ("SELECT id FROM hr.people", "SELECT * FROM names", "SELECT count(*) FROM hr.reviews"):
+            refused, shown = outcome(session, sql)
+            assert refused and "people" not in shown, sql
+        assert_rows(session, {"SELECT amount FROM orders ORDER BY id": [(5,), (7,)]})
+        assert "hr" not in session.shell("ls -R /").output.split()
