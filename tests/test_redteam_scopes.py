@@ -47,6 +47,7 @@ CREATE VIEW sec.vk AS SELECT 'TOPSECRETV' AS k;
 CREATE MACRO sec.tk() AS TABLE SELECT 'TOPSECRETK' AS k;
 CREATE MACRO sec.k() AS 4242421;
 CREATE MACRO sec.mm(a, b := 1) AS a + b;
+CREATE SEQUENCE sec.sq;
 CREATE TYPE sec.lvl2 AS ENUM ('TOPSECRETE2', 'other');
 CREATE MACRO kk() AS sec.k() + 1;
 CREATE VIEW vk2 AS SELECT * FROM sec.vk;
@@ -121,6 +122,8 @@ REDTEAM = [
     # refusals that would name a hidden schema's object
     "SELECT mm(1)",
     "SELECT * FROM tk()",
+    "SELECT currval('sec.sq')",
+    "SELECT * FROM pragma_table_info('hr.allhidden')",
     # the hidden-name oracle of a `*`
     "SELECT *, salary FROM hr.people",
     "SELECT *, bonus FROM hr.people",
@@ -137,6 +140,11 @@ PAIRS = [
     ("SELECT enum_range(NULL::sec.lvl2)", "SELECT enum_range(NULL::sec.nosuch)"),
     ("SELECT count(*) FROM hr.allhidden", "SELECT count(*) FROM hr.nosuch"),
     ("SELECT *, bonus FROM hr.people", "SELECT *, nosuch FROM hr.people"),
+    ("SELECT * FROM pragma_table_info('hr.allhidden')", "SELECT * FROM pragma_table_info('hr.nosuch')"),
+    ("PRAGMA table_info('hr.reviews')", "PRAGMA table_info('hr.nosuch')"),
+    ("SELECT * FROM pragma_storage_info('sec.vk')", "SELECT * FROM pragma_storage_info('sec.nosuch')"),
+    ("SELECT currval('sec.sq')", "SELECT currval('sec.nosuch')"),
+    ("SELECT * FROM tk()", "SELECT * FROM nosuch()"),
     ("SELECT * EXCLUDE (salary) FROM hr.people", "SELECT * EXCLUDE (nosuch) FROM hr.people"),
 ]
 
@@ -146,6 +154,7 @@ STILL_VISIBLE = {
     "SELECT plus(1, 2)": [(3,)],
     'SELECT v FROM "hr.people".salary': [(5,)],
     "WITH vk AS (SELECT 1 AS k) SELECT k FROM vk": [(1,)],
+    "SELECT count(*) FROM range(3), unnest([1, 2])": [(6,)],
     "SELECT count(*) FROM hr.people": [(2,)],
     "SELECT enum_range(NULL::mood), m FROM moods": [(["ok", "meh"], "ok")],
 }

@@ -7,7 +7,9 @@ DuckDB's own, default deny:
    refused); `DESCRIBE`, `SHOW` and `SUMMARIZE` are refused (they list columns without
    scanning them); `COLUMNS(…)` with a pattern or a lambda and `*` under `LIKE`/`SIMILAR
    TO` are refused (a pattern probes names); a name in `* EXCLUDE/REPLACE/RENAME` that
-   could be hidden is refused (it names a column without reading it).
+   could be hidden is refused (it names a column without reading it); a table function
+   other than a generator or a shown table macro, and `currval()`, are refused before
+   DuckDB looks up the name in their argument (a hidden table and a missing one alike).
 2. *The names the plan loses* (`scoped_definitions.py`): a view, macro or type the scope
    hides, or whose definition reaches one, named anywhere in the statement.
 3. *The bound plan* (`json_serialize_plan`, unoptimised: what the binder asked for): every
@@ -52,6 +54,13 @@ HIDDEN = (
     "the scope hides (while a scope is in force, DuckDB's binding errors are not detailed)"
 )
 _STEPS = _READ_ONLY_STEPS - {"LOGICAL_CHUNK_GET"}
+_TABLE_FUNCTIONS = (
+    "refused: while a scope is in force, table functions other than generators (range, unnest, …) "
+    "are refused: catalog listings would show what it hides"
+)
+_BY_NAME = frozenset({"currval"})
+"""Scalar functions that look a catalog object up by a name in text (a sequence): whether
+one exists would show, hidden or not."""
 _GENERATORS = frozenset({"range", "generate_series", "unnest", "json_each", "json_tree"})
 _ROW_ID = 2**63
 _SQL = "SELECT system.main.json_serialize_sql(?)"
@@ -187,6 +196,13 @@ class ScopeGuard:
                 raise GuardError(
                     "refused: DESCRIBE, SHOW and SUMMARIZE are refused while a scope is in force"
                 )
+            if node.get("type") == "TABLE_FUNCTION":  # refused before binding: no existence shows
+                self._judge_table_function(node.get("function"))
+            if ascii_lower(str(node.get("function_name", ""))) in _BY_NAME:
+                raise GuardError(
+                    f"refused: {node.get('function_name')}() looks a name up in the catalog, refused while a "
+                    "scope is in force"
+                )
             if node.get("type") == "BASE_TABLE":
                 parsed.tables.append(
                     tuple(str(node.get(k) or "") for k in ("catalog_name", "schema_name", "table_name"))
@@ -209,6 +225,19 @@ class ScopeGuard:
             ]
             parsed.names_hidden = parsed.names_hidden or any(self.scope.names_hidden(n) for n in named)
         return parsed
+
+    def _judge_table_function(self, function: Any) -> None:
+        """A table function other than a generator is refused from the text alone, so that a
+        hidden table and a missing one named in its arguments (`pragma_table_info('hr.t')`)
+        get one answer; a table macro of the file the scope shows is left to the plan, and one it
+        hides gets this same line."""
+        if not isinstance(function, dict):
+            raise GuardError(_TABLE_FUNCTIONS)
+        name = ascii_lower(str(function.get("function_name", "")))
+        where = [ascii_lower(str(function.get(k) or "")) for k in ("catalog", "schema")]
+        builtin = where[0] in ("", "system") and where[1] in ("", "main")
+        if not (builtin and name in _GENERATORS) and not self.definitions.shown_macro(*where, name):
+            raise GuardError(_TABLE_FUNCTIONS)
 
     def _refusal(self, parsed: _Parse, written: str) -> str:
         """The one line for a statement that reads or names something hidden, or something that
@@ -280,10 +309,7 @@ class ScopeGuard:
             return
         if len(path) == 3 and path[0].lower() == "system" and path[2].lower() in _GENERATORS:
             return
-        raise GuardError(
-            "refused: while a scope is in force, table functions other than generators (range, "
-            "unnest, …) are refused: catalog listings would show what it hides"
-        )
+        raise GuardError(_TABLE_FUNCTIONS)
 
     def _judge_scan(self, node: dict[str, Any], data: dict[str, Any]) -> None:
         catalog, schema, table = (str(data.get(k, "")) for k in ("catalog", "schema", "table"))

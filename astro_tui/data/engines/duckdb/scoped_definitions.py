@@ -64,6 +64,12 @@ class ScopedDefinitions:
         refs = self._refs(statement)
         return refs is None or any(self._reaches_hidden(ref) for ref in refs)
 
+    def shown_macro(self, catalog: str, schema: str, name: str) -> bool:
+        """Whether a table function written so (lower-cased) could be a macro of the file that
+        the scope does not hide: a hidden one is answered as a missing one is."""
+        ref = ("function", catalog, schema, name)
+        return any(not self._is_hidden(o) for o in self._candidates(ref, None))
+
     def table_tainted(self, catalog: str, schema: str, table: str) -> bool:
         """Whether a generated column of this table names a hidden view or macro."""
         self._read()
