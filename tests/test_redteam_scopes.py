@@ -48,6 +48,8 @@ CREATE MACRO sec.tk() AS TABLE SELECT 'TOPSECRETK' AS k;
 CREATE MACRO sec.k() AS 4242421;
 CREATE MACRO sec.mm(a, b := 1) AS a + b;
 CREATE SEQUENCE sec.sq;
+CREATE VIEW sec.badview AS SELECT current_setting('threads') AS t;
+CREATE MACRO sec.badm() AS current_setting('threads');
 CREATE TYPE sec.lvl2 AS ENUM ('TOPSECRETE2', 'other');
 CREATE MACRO kk() AS sec.k() + 1;
 CREATE VIEW vk2 AS SELECT * FROM sec.vk;
@@ -119,7 +121,9 @@ REDTEAM = [
     "SELECT full_name FROM people_names",
     "SELECT id FROM people_names",
     "SELECT * FROM people_names",
-    # refusals that would name a hidden schema's object
+    # refusals that would name a hidden schema's object, or tell what its body calls
+    "SELECT * FROM sec.badview",
+    "SELECT sec.badm()",
     "SELECT mm(1)",
     "SELECT * FROM tk()",
     "SELECT currval('sec.sq')",
@@ -145,6 +149,9 @@ PAIRS = [
     ("SELECT * FROM pragma_storage_info('sec.vk')", "SELECT * FROM pragma_storage_info('sec.nosuch')"),
     ("SELECT currval('sec.sq')", "SELECT currval('sec.nosuch')"),
     ("SELECT * FROM tk()", "SELECT * FROM nosuch()"),
+    ("SELECT * FROM sec.badview", "SELECT * FROM sec.nosuch"),
+    ("SELECT 'sec' FROM badview", "SELECT 'sec' FROM nosuchview"),
+    ("SELECT sec.badm()", "SELECT sec.nosuch()"),
     ("SELECT * EXCLUDE (salary) FROM hr.people", "SELECT * EXCLUDE (nosuch) FROM hr.people"),
 ]
 

@@ -43,7 +43,7 @@ from typing import Any
 import duckdb
 
 from astro_tui.data.engines.duckdb.guard import ascii_lower, walk
-from astro_tui.data.engines.duckdb.resolved import _READ_ONLY_STEPS, rows_of
+from astro_tui.data.engines.duckdb.resolved import _READ_ONLY_STEPS, Unbound, rows_of
 from astro_tui.data.engines.duckdb.scoped_definitions import ScopedDefinitions, could_name, quoted_path
 from astro_tui.data.errors import GuardError
 from astro_tui.data.input_limits import too_deep
@@ -117,6 +117,16 @@ class ScopeGuard:
         except GuardError as exc:
             return str(exc)
         return self._refusal(parsed, written)
+
+    def guard_refusal(self, refused: GuardError, statement: str, written: str) -> str:
+        """The guard's refusal as the scope lets it be said: a name DuckDB could not bind, or a
+        definition of the file the scope hides (a view of a hidden schema whose body the guard
+        refuses), gets the line a missing name gets; any other refusal, unless it names
+        something hidden (`veil`)."""
+        path = getattr(refused, "path", None)
+        if isinstance(refused, Unbound) or (path and self.definitions.path_hidden(*path)):
+            return self.refusal(statement, written)
+        return self.veil(str(refused), written)
 
     def scrub(self, message: str, written: str) -> str:
         """An engine error without DuckDB's suggestions, which may name hidden things, and

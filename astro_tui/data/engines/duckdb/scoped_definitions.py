@@ -64,6 +64,14 @@ class ScopedDefinitions:
         refs = self._refs(statement)
         return refs is None or any(self._reaches_hidden(ref) for ref in refs)
 
+    def path_hidden(self, db: str, schema: str, name: str) -> bool:
+        """Whether the file's view, macro or table of this path is hidden, by name or by what
+        it reaches (a table: hidden whole, or a generated column calls something hidden)."""
+        key = _key(db, schema, name)
+        if self.scope.hides_table(schema, name) or self.table_tainted(*key):
+            return True
+        return any(self._is_hidden(o) for o in self._read().get(key[2], ()) if o.key == key)
+
     def shown_macro(self, catalog: str, schema: str, name: str) -> bool:
         """Whether a table function written so (lower-cased) could be a macro of the file that
         the scope does not hide: a hidden one is answered as a missing one is."""

@@ -217,7 +217,6 @@ class Connection:
         import duckdb
 
         from astro_tui.data.engines.duckdb import fetch, guard
-        from astro_tui.data.engines.duckdb.resolved import Unbound
         from astro_tui.data.errors import GuardError, QueryError, engine_message, one_line, syntax_message
 
         statement = request["sql"]
@@ -228,9 +227,7 @@ class Connection:
                 except GuardError as exc:  # under a scope, it may name a view or macro of a hidden schema
                     if not self.setup.get("hide"):
                         raise
-                    if isinstance(exc, Unbound):  # a missing name, told as a hidden one is
-                        raise GuardError(self.scope().refusal(statement, request["sql"])) from None
-                    raise GuardError(self.scope().veil(str(exc), request["sql"])) from None
+                    raise GuardError(self.scope().guard_refusal(exc, statement, request["sql"])) from None
                 if self.setup.get("hide"):
                     self.scope().judge(statement, request["sql"])
             except GuardError as exc:
