@@ -122,6 +122,43 @@ LEAKS = [
     "SELECT nosuch FROM hr.people",
     "SELECT * FROM hr.nosuch",
     "SELECT * EXCLUDE (nosuch) FROM hr.people",
+    # red team (issue 26): side channels, whole rows, joins, set operations, subqueries
+    "SELECT count(*) FILTER (WHERE salary > 900000) FROM hr.people",
+    "SELECT min_by(id, salary) FROM hr.people",
+    "SELECT arg_max(full_name, salary) FROM hr.people",
+    "SELECT CAST(salary AS DATE) FROM hr.people",
+    "SELECT error(salary::VARCHAR) FROM hr.people",
+    "SELECT * FROM (FROM hr.people)",
+    "SELECT count(*) FROM (SELECT * FROM hr.people)",
+    "SELECT id FROM (SELECT * FROM hr.people)",
+    "WITH RECURSIVE r(n) AS (SELECT max(salary) FROM hr.people UNION ALL SELECT n + 1 FROM r WHERE n < 0) "
+    "SELECT * FROM r",
+    "SELECT * FROM hr.people p POSITIONAL JOIN orders",
+    "SELECT o.id FROM orders o ASOF JOIN hr.people p ON o.person_id >= p.salary",
+    "SELECT id FROM hr.people NATURAL JOIN (SELECT 987654 AS salary)",
+    "SELECT * FROM hr.people UNION BY NAME SELECT 1 AS id",
+    "UNPIVOT hr.people ON COLUMNS(*) INTO NAME k VALUE v",
+    "PIVOT hr.people ON dept IN ('eng') USING count(*)",
+    "SELECT unnest(p) FROM hr.people p",
+    "SELECT unnest(struct_pack(id, salary)) FROM hr.people",
+    "SELECT hash(p) FROM hr.people p",
+    "SELECT id FROM hr.people p WHERE p IS NOT NULL",
+    "SELECT * FROM unnest((SELECT list(salary) FROM hr.people))",
+    "SELECT * FROM range((SELECT max(salary) FROM hr.people) - 987650)",
+    "SELECT * FROM hr.people p, unnest([p.salary])",
+    "SELECT id FROM hr.people LIMIT (SELECT count(*) FROM hr.people WHERE salary > 900000)",
+    "SELECT list(id ORDER BY salary) FROM hr.people",
+    "SELECT id FROM hr.people GROUP BY GROUPING SETS ((id), (salary))",
+    "SELECT id, dept FROM hr.people PIVOT (sum(salary) FOR dept IN ('eng'))",
+    "SELECT * FROM hr.people UNPIVOT (v FOR k IN (salary))",
+    "SELECT id FROM hr.people SEMI JOIN (SELECT 987654 AS s) x ON salary = x.s",
+    "SELECT list_transform([1], x -> p.salary) FROM hr.people p",
+    "SELECT COLUMNS(p.*) FROM hr.people p",
+    "SELECT COLUMNS([x FOR x IN (*) IF x <> 'id']) FROM hr.people",
+    "SELECT * FROM hr.people TABLESAMPLE 50%",
+    "SELECT rowid, note FROM hr.reviews",
+    "SELECT * FROM staff.hr.people",
+    'SELECT id FROM hr."People" WHERE "SALARY" > 0',
 ]
 VISIBLE = {
     "SELECT id, full_name, dept FROM hr.people ORDER BY id": [
@@ -138,6 +175,11 @@ VISIBLE = {
     "WITH t AS (SELECT id FROM hr.people) SELECT count(*) FROM t, range(3)": [(6,)],
     "SELECT to_json(o) FROM orders o ORDER BY id LIMIT 1": [('{"id":10,"person_id":1,"amount":5}',)],
     "VALUES (1), (2)": [(1,), (2,)],
+    "SELECT id FROM hr.people GROUP BY ALL ORDER BY ALL": [(1,), (2,)],
+    "SELECT o.id FROM orders o POSITIONAL JOIN (SELECT id FROM hr.people) p ORDER BY 1": [(10,), (11,)],
+    "SELECT id, full_name, dept FROM staff.hr.people USING SAMPLE 100% ORDER BY #1 LIMIT 1": [
+        (1, "Ada Lovelace", "eng")
+    ],
 }
 
 
@@ -204,13 +246,34 @@ def test_every_leak_attempt_is_refused_or_shows_nothing_hidden(scoped: Session) 
     assert found == {}
 
 
-def test_naming_a_hidden_column_and_a_missing_one_get_the_same_answer(scoped: Session) -> None:
-    answers = {
-        outcome(scoped, sql) for sql in ("SELECT salary FROM hr.people", "SELECT nosuch FROM hr.people")
-    }
-    answers |= {outcome(scoped, "SELECT * FROM hr.reviews"), outcome(scoped, "SELECT * FROM hr.nosuch")}
-    answers |= {outcome(scoped, "SELECT * EXCLUDE (salary) FROM hr.people")}
-    assert len(answers) == 1 and next(iter(answers))[0]
+NAMED_PAIRS = [
+    ("SELECT salary FROM hr.people", "SELECT nosuch FROM hr.people"),
+    ("SELECT * FROM hr.reviews", "SELECT * FROM hr.nosuch"),
+    ("SELECT * EXCLUDE (salary) FROM hr.people", "SELECT * EXCLUDE (nosuch) FROM hr.people"),
+    ("SELECT *, salary FROM hr.people", "SELECT *, nosuch FROM hr.people"),
+    ("SELECT o.* FROM orders o JOIN hr.people p ON p.salary = o.amount",
+     "SELECT o.* FROM orders o JOIN hr.people p ON p.nosuch = o.amount"),
+    ("SELECT * FROM hr.people, hr.reviews", "SELECT * FROM hr.people, hr.nosuch"),
+]  # fmt: skip
+"""A hidden name and a missing one, written the same way: one answer for both."""
+
+
+@pytest.mark.parametrize(("hidden", "missing"), NAMED_PAIRS)
+def test_naming_a_hidden_thing_and_a_missing_one_get_the_same_answer(
+    scoped: Session, hidden: str, missing: str
+) -> None:
+    assert_same_refusal(scoped, hidden, missing)
+
+
+def assert_same_refusal(session: Session, hidden: str, missing: str) -> None:
+    shown = outcome(session, hidden)
+    assert shown[0] and shown == outcome(session, missing)
+
+
+def assert_rows(session: Session, expected: dict[str, list[tuple[object, ...]]]) -> None:
+    for sql, rows in expected.items():
+        result = session.sql(sql).result
+        assert [tuple(r.values()) for r in result.table.to_pylist()] == rows, sql
 
 
 def test_star_is_refused_naming_the_visible_columns(scoped: Session) -> None:
@@ -219,9 +282,7 @@ def test_star_is_refused_naming_the_visible_columns(scoped: Session) -> None:
 
 
 def test_the_visible_rest_is_still_queryable(scoped: Session) -> None:
-    for sql, rows in VISIBLE.items():
-        result = scoped.sql(sql).result
-        assert [tuple(r.values()) for r in result.table.to_pylist()] == rows, sql
+    assert_rows(scoped, VISIBLE)
 
 
 def test_the_catalog_hides_the_table_the_column_the_derived_column_and_the_view(scoped: Session) -> None:
@@ -327,8 +388,11 @@ def test_server_engines_refuse_a_scope_at_open(url: str) -> None:
 
 
 def scope_figures() -> dict[str, str]:
+    from tests.test_redteam_scopes import redteam_figures
+
     return {
         "Leak attempts against a hidden column and a hidden table": str(len(LEAKS)),
+        **redteam_figures(),
         "Hidden values or names in any output (refusals included)": "0",
         "Visible statements answering rightly under the scope": f"{len(VISIBLE)} / {len(VISIBLE)}",
     }

@@ -10,7 +10,8 @@ dots. The catalog every consumer sees is filtered here once (`filter_catalog`, c
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+import unicodedata
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 from astro_tui.data.catalog_model import Catalog, Schema, Table
@@ -22,6 +23,14 @@ class ScopeError(AstroError):
 
 
 _PART = re.compile(r'"((?:[^"]|"")*)"|([^".]+)')
+_WORD = re.compile(r"\w+")
+
+
+def fold(name: str) -> str:
+    """A name as patterns compare it: NFKC and case-folded, wider than DuckDB's ASCII folding,
+    so a name DuckDB takes for the hidden one is always hidden (and a fullwidth or composed
+    look-alike of it too)."""
+    return unicodedata.normalize("NFKC", name).casefold()
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,11 +38,15 @@ class Pattern:
     text: str
     parts: tuple[re.Pattern[str], ...]
     source: str = "flag"
+    words: tuple[str, ...] = ()
+    """Each part as written, folded (`*` kept)."""
 
     def matches(self, names: tuple[str, ...]) -> bool:
-        return len(names) >= len(self.parts) and all(
-            p.fullmatch(n.lower()) is not None for p, n in zip(self.parts, names, strict=False)
-        )
+        return len(names) >= len(self.parts) and self.matches_prefix(names)
+
+    def matches_prefix(self, names: tuple[str, ...]) -> bool:
+        """Whether the first parts match these names (`hr.people.*` matches `hr`, `people`)."""
+        return all(p.fullmatch(fold(n)) is not None for p, n in zip(self.parts, names, strict=False))
 
 
 def parse_pattern(text: str, source: str = "flag") -> Pattern:
@@ -62,8 +75,8 @@ def parse_pattern(text: str, source: str = "flag") -> Pattern:
         raise ScopeError(f"hide pattern {text!r}: an empty part (write schema[.table[.column]])")
     if len(parts) > 3:
         raise ScopeError(f"hide pattern {text!r}: at most three parts (schema.table.column)")
-    compiled = tuple(re.compile(".*".join(re.escape(s) for s in p.lower().split("*")), re.S) for p in parts)
-    return Pattern(raw, compiled, source)
+    compiled = tuple(re.compile(".*".join(re.escape(fold(s)) for s in p.split("*")), re.S) for p in parts)
+    return Pattern(raw, compiled, source, tuple(fold(p) for p in parts))
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +108,8 @@ class Scope:
     def hides_table(self, schema: str, table: str) -> bool:
         """The table is hidden whole: its schema, itself, or every column (`s.t.*`)."""
         return any(
-            (len(p.parts) <= 2 or p.parts[2].pattern == ".*") and p.matches((schema, table))
+            (p.matches((schema, table)) if len(p.parts) <= 2 else p.parts[2].pattern == ".*")
+            and p.matches_prefix((schema, table))
             for p in self.patterns
         )
 
@@ -107,12 +121,30 @@ class Scope:
         that is not `*` (`*.*.email` → email). Used where a statement names a column without
         reading it (`* EXCLUDE (…)`), so that naming a hidden column and naming one that does
         not exist are refused alike."""
-        lowered = name.lower()
+        lowered = fold(name)
         for p in self.patterns:
             specific = [part for part in p.parts if part.pattern != ".*"]
             if not specific or specific[-1].fullmatch(lowered):
                 return True
         return False
+
+    def mentions_hidden(self, text: str, written: str = "", also: Iterable[str] = ()) -> bool:
+        """Whether `text` names something hidden that `written` does not: a word `names_hidden`
+        takes, a word of `also` (the file's views and generated columns that read something
+        hidden), or a pattern's part that is no plain word (`"odd.schema"`) anywhere in it.
+        Over-approximate: a comment or an error that says `salary` about anything is dropped."""
+        folded, given = fold(text), fold(written)
+        said = set(_WORD.findall(given))
+        extra = {fold(a) for a in also}
+        for word in set(_WORD.findall(folded)) - said:
+            if word in extra or self.names_hidden(word):
+                return True
+        return any(
+            part in folded and part not in given
+            for p in self.patterns
+            for part in p.words
+            if "*" not in part and not _WORD.fullmatch(part)
+        )
 
     def filter_catalog(
         self,
@@ -127,20 +159,28 @@ class Scope:
             return catalog
         views = {tuple(str(p).lower() for p in v) for v in hidden_views}
         derived = {tuple(str(p).lower() for p in c) for c in hidden_columns}
+        names = {v[-1] for v in views} | {c[-1] for c in derived}
+
+        def said(comment: str | None) -> str | None:
+            return None if comment and self.mentions_hidden(comment, also=names) else comment
+
         schemas = []
         for schema in catalog.schemas:
             if self.hides_schema(schema.name):
                 continue
-            tables = tuple(
-                self._visible_table(t, derived)
+            tables = [
+                (t, self._visible_table(t, derived, said))
                 for t in schema.tables
                 if not self.hides_table(schema.name, t.name)
                 and not _in_views(views, t.database, schema.name, t.name)
-            )
-            schemas.append(Schema(schema.database, schema.name, tables, schema.comment))
+            ]
+            kept = tuple(shown for t, shown in tables if shown.columns or not t.columns)  # all hidden: gone
+            schemas.append(Schema(schema.database, schema.name, kept, said(schema.comment)))
         return Catalog(tuple(schemas), catalog.databases)
 
-    def _visible_table(self, table: Table, derived: set[tuple[str, ...]]) -> Table:
+    def _visible_table(
+        self, table: Table, derived: set[tuple[str, ...]], said: Callable[[str | None], str | None]
+    ) -> Table:
         def hidden(column: str) -> bool:
             wanted = (table.schema.lower(), table.name.lower(), column.lower())
             return self.hides_column(table.schema, table.name, column) or any(
@@ -148,7 +188,11 @@ class Scope:
                 for c in derived
             )
 
-        columns = tuple(c for c in table.columns if not hidden(c.name))
+        columns = tuple(
+            c if said(c.comment) == c.comment else replace(c, comment=None)
+            for c in table.columns
+            if not hidden(c.name)
+        )
         keys = tuple(
             fk
             for fk in table.foreign_keys
@@ -157,7 +201,8 @@ class Scope:
             and not any(self.hides_column(fk.ref_schema, fk.ref_table, c) for c in fk.ref_columns)
         )
         primary = () if any(hidden(c) for c in table.primary_key) else table.primary_key
-        return replace(table, columns=columns, foreign_keys=keys, primary_key=primary)
+        comment = said(table.comment)
+        return replace(table, columns=columns, foreign_keys=keys, primary_key=primary, comment=comment)
 
 
 def _in_views(views: set[tuple[str, ...]], database: str | None, schema: str, name: str) -> bool:

@@ -76,6 +76,8 @@ class Definition:
     """A SELECT the guard's rules can walk; None when it could not be read."""
     parameters: int = 0
     macro: bool = False
+    path: tuple[str, str, str] = ("", "", "")
+    """(database, schema, name): a scope hides a refusal that names a hidden one."""
 
 
 def builtins_first(cursor: duckdb.DuckDBPyConnection) -> str:
@@ -123,7 +125,7 @@ class FileDefinitions:
         self._odd: list[str] = []
         self._macros: dict[str, list[Definition]] = {}
         self._clean: set[str] = set()
-        self._tainted: dict[str, str] = {}
+        self._tainted: dict[str, tuple[str, tuple[str, str, str]]] = {}
         self._shadows = False
         """Whether the file defines something under the name of a built-in."""
 
@@ -169,18 +171,21 @@ class FileDefinitions:
         ):
             select = body if kind == "table_macro" else f"SELECT {body}"
             what = f"{kind.replace('_', ' ')} {db}.{schema}.{name}"
-            yield name.lower(), Definition(what, select if body else None, int(parameters or 0), macro=True)
+            path = (str(db), str(schema), str(name))
+            yield name.lower(), Definition(what, select if body else None, int(parameters or 0), True, path)
         for db, schema, name, sql in self._rows(
             "SELECT database_name, schema_name, view_name, sql FROM duckdb_views() WHERE NOT internal"
         ):
             if (ascii_lower(db), ascii_lower(schema), ascii_lower(name)) not in self._own_views:
-                yield name.lower(), Definition(f"view {db}.{schema}.{name}", view_query(sql))
+                path = (str(db), str(schema), str(name))
+                yield name.lower(), Definition(f"view {db}.{schema}.{name}", view_query(sql), path=path)
         for db, schema, name, expressions in self._rows(
             "SELECT database_name, schema_name, table_name, list(generation_expression) "
             "FROM duckdb_columns() WHERE is_generated GROUP BY ALL"
         ):
             what = f"generated columns of table {db}.{schema}.{name}"
-            yield name.lower(), Definition(what, "SELECT " + ", ".join(expressions))
+            path = (str(db), str(schema), str(name))
+            yield name.lower(), Definition(what, "SELECT " + ", ".join(expressions), path=path)
 
     def _shadowing(self, defined: dict[str, list[Definition]]) -> bool:
         builtin = {
@@ -215,7 +220,7 @@ class FileDefinitions:
                 continue
             seen.add(key)
             if key in self._tainted:
-                raise GuardError(self._tainted[key])
+                raise DefinitionRefused(*self._tainted[key])
             for definition in defined.get(key, ()):
                 try:
                     if definition.body is None:
@@ -225,8 +230,9 @@ class FileDefinitions:
                     self._check_calls(rules.calls)
                 except GuardError as exc:
                     reason = str(exc).removeprefix("refused: ")
-                    self._tainted[key] = f"refused: the {definition.what} is not allowed here: {reason}"
-                    raise GuardError(self._tainted[key]) from None
+                    message = f"refused: the {definition.what} is not allowed here: {reason}"
+                    self._tainted[key] = (message, definition.path)
+                    raise DefinitionRefused(message, definition.path) from None
                 pending.extend(self._reached(definition.body))
         self._clean |= seen
 
@@ -235,10 +241,11 @@ class FileDefinitions:
         for name, given in calls:
             for macro in self._macros.get(name.lower(), ()):
                 if macro.parameters > given:
-                    raise GuardError(
+                    raise DefinitionRefused(
                         f"refused: {name}() is the {macro.what} of the database, which declares "
                         f"{macro.parameters} parameters; give all of them (its default values are "
-                        "not shown anywhere astro can check them)"
+                        "not shown anywhere astro can check them)",
+                        macro.path,
                     )
 
     def _check_plan(self, text: str, rules: Rules) -> None:
@@ -292,6 +299,19 @@ class FileDefinitions:
             )
 
 
+class DefinitionRefused(GuardError):
+    """A refusal that names one definition of the file (`path`: database, schema, name)."""
+
+    def __init__(self, message: str, path: tuple[str, str, str]) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class Unbound(GuardError):
+    """A refusal standing for a name DuckDB could not bind (a file, a system view, a table
+    function): under a scope, the scope's one line for a missing or hidden name replaces it."""
+
+
 def rows_of(cursor: Callable[[], duckdb.DuckDBPyConnection], sql: str) -> list[tuple[Any, ...]]:
     """All rows of `sql` on a cursor of its own, closed after."""
     made = cursor()
@@ -311,7 +331,7 @@ def _plan_error(tree: dict[str, Any], rules: Rules) -> Exception:
         reason = one_line(Exception(message))
         return GuardError(f"refused: DuckDB cannot show how it would run this statement ({reason})")
     if rules.unsettled:
-        return GuardError(rules.unsettled[0])
+        return Unbound(rules.unsettled[0])
     title = " ".join(word.capitalize() for word in kind.split()) or "Query"
     return QueryError(engine_message(Exception(f"{title} Error: {message}")))
 

@@ -217,20 +217,26 @@ class Connection:
         import duckdb
 
         from astro_tui.data.engines.duckdb import fetch, guard
-        from astro_tui.data.engines.duckdb.scoped import HIDDEN
         from astro_tui.data.errors import GuardError, QueryError, engine_message, one_line, syntax_message
 
         statement = request["sql"]
         if request.get("guard", True):
             try:
-                statement = guard.check(statement, database=self.definitions())
+                try:
+                    statement = guard.check(statement, database=self.definitions())
+                except GuardError as exc:  # under a scope, it may name a view or macro of a hidden schema
+                    if not self.setup.get("hide"):
+                        raise
+                    raise GuardError(self.scope().guard_refusal(exc, statement, request["sql"])) from None
                 if self.setup.get("hide"):
                     self.scope().judge(statement, request["sql"])
             except GuardError as exc:
                 return {"ok": False, "refused": True, "message": str(exc)}
             except QueryError as exc:  # under a scope, a binding error may list hidden names
-                hide = self.setup.get("hide")
-                return {"ok": False, "refused": bool(hide), "message": HIDDEN if hide else str(exc)}
+                if not self.setup.get("hide"):
+                    return {"ok": False, "message": str(exc)}
+                line = self.scope().refusal(statement, request["sql"])
+                return {"ok": False, "refused": True, "message": line}
             except Exception as exc:  # an interrupt while binding, or what no one planned for
                 return {"ok": False, "message": f"the statement could not be checked: {one_line(exc)}"}
         made = self.cursor()
@@ -246,7 +252,7 @@ class Connection:
             parser = isinstance(exc, duckdb.ParserException)
             message = syntax_message(one_line(exc)) if parser else engine_message(exc)
             if self.setup.get("hide"):
-                message = self.scope().scrub(message)
+                message = self.scope().scrub(message, request["sql"])
             return {"ok": False, "message": message}
         finally:
             made.close()
