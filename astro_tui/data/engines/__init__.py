@@ -64,10 +64,10 @@ def _servers(specs: Sequence[str], settings: Settings) -> tuple[list[str], list[
     servers = [s for s in expanded if server_scheme(s)]
     if servers and len(expanded) > 1:
         raise TargetError("open one database server at a time, without other targets beside it")
-    if servers and scope_for(specs, settings):
+    if servers and scope_for(specs, settings) and not getattr(_server_module(servers[0]), "SUPPORTS_SCOPES", False):
         raise TargetError(
-            f"{redact_url(servers[0])}: scopes (--hide, hide = [...]) are enforced on DuckDB only for "
-            "now; this target is not opened with one"
+            f"{redact_url(servers[0])}: scopes (--hide, hide = [...]) are not enforced on this engine "
+            "yet; this target is not opened with one"
         )
     return expanded, servers
 
@@ -97,7 +97,9 @@ def open_engine(
     server engine runs them on its server either way."""
     expanded, servers = _servers(specs, settings)
     if servers:
-        return _server_module(servers[0]).open_target(servers[0], settings)
+        scope = scope_for(specs, settings)
+        module = _server_module(servers[0])
+        return module.open_target(servers[0], settings, scope) if scope else module.open_target(servers[0], settings)
     from astro_tui.data.engines.duckdb import DuckDBEngine
 
     scope = scope_for(specs, settings)
