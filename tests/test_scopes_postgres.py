@@ -64,6 +64,9 @@ CREATE FUNCTION public.top_salary() RETURNS int LANGUAGE sql STABLE
   BEGIN ATOMIC SELECT max(salary) FROM hr.people; END;
 CREATE FUNCTION public.salary_of(p hr.people) RETURNS int LANGUAGE sql IMMUTABLE
   BEGIN ATOMIC SELECT p.salary; END;
+CREATE FUNCTION public.peek(a int, b int) RETURNS int LANGUAGE sql STABLE
+  BEGIN ATOMIC SELECT max(salary) FROM hr.people; END;
+CREATE OPERATOR public.### (LEFTARG = int, RIGHTARG = int, FUNCTION = public.peek);
 ANALYZE hr.people, hr.reviews, public.orders, public.contractors;
 """
 
@@ -83,13 +86,15 @@ LEAKS = [
     "SELECT id, count(*) OVER w FROM hr.people WINDOW w AS (ORDER BY salary)",
     "SELECT (SELECT max(salary) FROM hr.people)",
     "SELECT id FROM hr.people WHERE id IN (SELECT id FROM hr.people WHERE salary > 1)",
-    "SELECT o.id FROM orders o WHERE EXISTS (SELECT 1 FROM hr.people p WHERE p.id = o.person_id AND salary > 1)",
+    "SELECT o.id FROM orders o WHERE EXISTS "
+    "(SELECT 1 FROM hr.people p WHERE p.id = o.person_id AND salary > 1)",
     "SELECT (SELECT salary FROM orders LIMIT 1) FROM hr.people",
     "WITH s AS (SELECT salary AS x FROM hr.people) SELECT x FROM s",
     "WITH s AS MATERIALIZED (SELECT * FROM hr.people) SELECT id FROM s",
     "WITH RECURSIVE r(n, s) AS (SELECT 1, salary FROM hr.people WHERE id = 1 UNION ALL "
     "SELECT n + 1, s FROM r WHERE n < 2) SELECT s FROM r",
-    "SELECT o.id, l.s FROM orders o, LATERAL (SELECT salary AS s FROM hr.people p WHERE p.id = o.person_id) l",
+    "SELECT o.id, l.s FROM orders o, "
+    "LATERAL (SELECT salary AS s FROM hr.people p WHERE p.id = o.person_id) l",
     "SELECT o.id, l.s FROM orders o JOIN LATERAL (SELECT salary AS s FROM hr.people p) l ON true",
     "SELECT o.amount FROM orders o JOIN hr.people p ON p.salary > o.amount",
     "SELECT o.amount FROM orders o JOIN hr.people p ON p.id = o.person_id WHERE p.salary IS NOT NULL",
@@ -114,6 +119,15 @@ LEAKS = [
     "SELECT salary FROM ONLY hr.people",
     "SELECT (SELECT salary) FROM hr.people",
     "SELECT (SELECT x FROM (SELECT 1 AS x) s WHERE salary > 0) FROM hr.people",
+    "SELECT x FROM hr.people, LATERAL (SELECT salary) s(x)",
+    "SELECT count(*) FILTER (WHERE salary > 1) FROM hr.people",
+    "SELECT id FROM hr.people LIMIT (SELECT min(salary) FROM hr.people)",
+    "VALUES ((SELECT max(salary) FROM hr.people))",
+    "SELECT id FROM hr.people WHERE (id, salary) = (1, 987654)",
+    "SELECT dept FROM hr.people GROUP BY ROLLUP (dept, salary)",
+    "SELECT salary(p) FROM hr.people p",
+    "SELECT 1 ### 2",
+    "SELECT peek(1, 2)",
     # whole rows
     "SELECT * FROM hr.people",
     "SELECT p.* FROM hr.people p",
@@ -138,6 +152,13 @@ LEAKS = [
     "SELECT * FROM json_populate_record(NULL::hr.people, '{}')",
     "SELECT (NULL::hr.people).*",
     "SELECT p = p FROM hr.people p",
+    "SELECT id FROM hr.people p WHERE p IS NOT NULL",
+    "SELECT id FROM hr.people ORDER BY people",
+    "SELECT (SELECT p) FROM hr.people p",
+    "SELECT xmlelement(name x, p) FROM hr.people p",
+    "SELECT to_json(ARRAY(SELECT p FROM hr.people p))",
+    "SELECT jsonb_agg(p.*) FROM hr.people p",
+    "SELECT j FROM hr.people p, LATERAL row_to_json(p) j",
     "SELECT count(DISTINCT p) FROM hr.people p",
     "SELECT * FROM hr.people NATURAL JOIN contractors",
     "SELECT id FROM hr.people NATURAL JOIN (SELECT 1 AS id, 876543 AS salary) s",
@@ -197,6 +218,7 @@ LEAKS = [
     "SELECT format_type(23, -1)",
     "SELECT current_schemas(true)",
     "SELECT current_schema",
+    "SELECT current_setting('search_path')",
     "SHOW search_path",
     "SELECT * FROM pg_stat_user_tables",
     "SELECT * FROM pg_indexes",
@@ -228,7 +250,9 @@ VISIBLE = {
         ("Alan Turing", 7),
     ],
     "WITH t AS (SELECT id FROM hr.people) SELECT count(*) FROM t, generate_series(1, 3)": [(9,)],
-    "SELECT row_to_json(o)::text FROM orders o ORDER BY id LIMIT 1": [('{"id":10,"person_id":1,"amount":5}',)],
+    "SELECT row_to_json(o)::text FROM orders o ORDER BY id LIMIT 1": [
+        ('{"id":10,"person_id":1,"amount":5}',)
+    ],
     "SELECT s.* FROM (SELECT id, dept FROM hr.people) s ORDER BY id LIMIT 1": [(1, "eng")],
     "SELECT id, agency FROM contractors": [(3, "navy")],
     "SELECT dept, n FROM heads ORDER BY dept": [("eng", 2), ("ops", 1)],
@@ -322,14 +346,27 @@ def test_the_catalog_hides_the_table_the_columns_and_the_views_reading_them(scop
     people = catalog.find_table("hr.people")
     assert people is not None and [c.name for c in people.columns] == ["id", "full_name", "dept"]
     contractors = catalog.find_table("public.contractors")
-    assert contractors is not None and [c.name for c in contractors.columns] == ["id", "full_name", "dept", "agency"]
+    assert contractors is not None and [c.name for c in contractors.columns] == [
+        "id",
+        "full_name",
+        "dept",
+        "agency",
+    ]
     prompt = system_prompt(catalog, db_label=scoped.label, notes="")
-    assert "legal name" in prompt and leaked(prompt, "") == []
+    assert "public (4 tables)" in prompt and leaked(prompt, "") == []
 
 
 @pytest.mark.parametrize(
     "command",
-    ["ls -R /", "tree /", "cat /hr/people.table", "grep -ri sal /", "grep -ri secret /", "find / -name '*'", "wc /hr/*"],
+    [
+        "ls -R /",
+        "tree /",
+        "cat /hr/people.table",
+        "grep -ri sal /",
+        "grep -ri secret /",
+        "find / -name '*'",
+        "wc /hr/*",
+    ],
 )
 def test_the_metadata_shell_shows_nothing_hidden(scoped: Session, command: str) -> None:
     result = scoped.shell(command)
@@ -338,7 +375,9 @@ def test_the_metadata_shell_shows_nothing_hidden(scoped: Session, command: str) 
 
 def test_value_search_never_samples_a_hidden_column(scoped: Session) -> None:
     assert scoped.catalog is not None
-    lines = ValueScanner(scoped.catalog).find(scoped.database, ["TOPSECRETNOTE", "Lovelace"], time_budget_s=30)
+    lines = ValueScanner(scoped.catalog).find(
+        scoped.database(), ["TOPSECRETNOTE", "Lovelace"], time_budget_s=30
+    )
     shown = "\n".join(lines)
     assert "people.full_name" in shown and leaked(shown, "TOPSECRETNOTE") == [], shown
 

@@ -69,7 +69,6 @@ from astro_tui.data.cancel import CancelToken
 from astro_tui.data.catalog_model import Catalog
 from astro_tui.data.engines.base import Dialect, Engine
 from astro_tui.data.engines.postgres import catalog, fetch, guard, resolve
-from astro_tui.data.engines.postgres.scoped import ScopeJudge
 from astro_tui.data.engines.postgres.arrow import normalize
 from astro_tui.data.engines.postgres.errors import (
     SERVER_GONE_STATES,
@@ -77,6 +76,7 @@ from astro_tui.data.engines.postgres.errors import (
     query_message,
     sqlstate,
 )
+from astro_tui.data.engines.postgres.scoped import ScopeJudge
 from astro_tui.data.errors import GuardError, QueryCancelled, QueryError, QueryTimeout, TargetError
 from astro_tui.data.results import QueryResult
 from astro_tui.data.scope import Scope
@@ -320,9 +320,9 @@ class PostgresEngine(Engine):
         deadline = time.monotonic() + timeout if timeout else None
         rows = lambda query: self._guard_rows(query, deadline)  # noqa: E731
         try:
-            resolve.judge(checked, rows)
-            if self.scope:
+            if self.scope:  # first: its refusals never quote a view's definition
                 ScopeJudge(self.scope, rows).judge(checked.statement)
+            resolve.judge(checked, rows, scoped=bool(self.scope))
         except QueryTimeout:
             raise GuardError("refused: the server did not answer the guard's catalog query in time") from None
         except QueryError as exc:

@@ -268,7 +268,9 @@ class ScopeJudge:
             relation = found.get((schema, name))
             if relation is None:
                 continue
-            if relation.definition is not None and not self._view_passes(relation):
+            if relation.hidden(self.scope) or (
+                relation.definition is not None and not self._view_passes(relation)
+            ):
                 views.append(["", schema, name])
             columns += [["", schema, name, c] for c in sorted(relation.hidden_columns(self.scope))]
         return views, columns
@@ -287,7 +289,20 @@ class ScopeJudge:
         unique = sorted(set(names), key=str)
         rows = self._rows(_relations_sql(unique))
         found: dict[Name, Relation] = {}
-        for index, oid, schema, name, kind, security, columns, generated, sources, tree_s, tree_n, view in rows:
+        for (
+            index,
+            oid,
+            schema,
+            name,
+            kind,
+            security,
+            columns,
+            generated,
+            sources,
+            tree_s,
+            tree_n,
+            view,
+        ) in rows:
             found[unique[int(index)]] = Relation(
                 oid=int(oid),
                 schema=str(schema),
@@ -295,7 +310,9 @@ class ScopeJudge:
                 kind=str(kind),
                 row_security=bool(security),
                 columns=[str(c) for c in columns or []],
-                derived=list(zip((str(g) for g in generated or []), (str(s) for s in sources or []), strict=True)),
+                derived=list(
+                    zip((str(g) for g in generated or []), (str(s) for s in sources or []), strict=True)
+                ),
                 tree=list(zip((str(s) for s in tree_s or []), (str(n) for n in tree_n or []), strict=True)),
                 definition=None if view is None else str(view),
             )
@@ -308,7 +325,9 @@ class ScopeJudge:
         unique = sorted(set(names), key=str)
         found: dict[Name, list[tuple[str, str, bool, list[str]]]] = {n: [] for n in unique}
         for index, schema, name, built_in, types in self._rows(_functions_sql(unique)):
-            found[unique[int(index)]].append((str(schema), str(name), bool(built_in), [str(t) for t in types or []]))
+            found[unique[int(index)]].append(
+                (str(schema), str(name), bool(built_in), [str(t) for t in types or []])
+            )
         return found
 
     def types(self, names: list[Name]) -> dict[Name, list[tuple[str, str, bool]]]:
@@ -354,15 +373,17 @@ class _Judgement:
             if key == "RangeVar":
                 schema = node.get("schemaname")
                 if node.get("catalogname"):
-                    raise GuardError("refused: a database name in a table name is refused while a scope is in force")
+                    raise GuardError("refused: a database name before a table's is refused under a scope")
                 relations.add((None if schema is None else str(schema), str(node.get("relname", ""))))
             elif key == "FuncCall":
                 functions.add(_qualified(_strings(node.get("funcname"))))
+                if "search_path" in json.dumps(node.get("args")).lower():
+                    raise GuardError("refused: the search path is not shown while a scope is in force")
             elif key in ("typeName", "TypeName"):
                 types.add(_qualified(_strings(node.get("names"))))
             elif key == "SQLValueFunction" and node.get("op") == "SVFOP_CURRENT_SCHEMA":
                 raise GuardError("refused: current_schema is refused while a scope is in force")
-        for (schema, name) in relations:
+        for schema, _name in relations:
             if schema is not None and schema.lower() in _SYSTEM_SCHEMAS:
                 raise GuardError(_CATALOG)
             if schema is not None and self.scope.hides_schema(schema):
@@ -518,9 +539,7 @@ class _Judgement:
         if relation.kind not in _RELATION_KINDS or relation.hidden(self.scope):
             raise GuardError(HIDDEN)
         if relation.row_security:
-            raise GuardError(
-                f"refused: {name} has row-level security, whose policies the scope cannot judge"
-            )
+            raise GuardError(f"refused: {name} has row-level security, whose policies the scope cannot judge")
         if relation.definition is not None:
             try:
                 _Judgement(self.judge, self.depth + 1).view(relation)
@@ -566,9 +585,9 @@ class _Judgement:
         if node.get("isNatural"):
             known_left = {c for c, _ in left_columns if c is not None}
             known_right = {c for c, _ in right_columns if c is not None}
-            if any(c is None for c, _ in left_columns) or any(c is None for c, _ in right_columns):
-                if any(h for _, h in left_columns + right_columns):
-                    raise GuardError(HIDDEN)
+            unknown = any(c is None for c, _ in left_columns + right_columns)
+            if unknown and any(h for _, h in left_columns + right_columns):
+                raise GuardError(HIDDEN)
             using = [c for c, _ in left_columns if c is not None and c in known_right and c in known_left]
         for name in using:
             for columns in (left_columns, right_columns):
@@ -579,7 +598,9 @@ class _Judgement:
         merged = [(c, False) for c in using] + [
             (c, h) for c, h in left_columns + right_columns if c is None or c not in using
         ]
-        source = Source([c for c, _ in merged], {c for c, h in merged if h and c is not None}, _first_table(left + right))
+        source = Source(
+            [c for c, _ in merged], {c for c, h in merged if h and c is not None}, _first_table(left + right)
+        )
         if node.get("quals"):
             for entry in left + right:
                 entry.lateral_only = False
@@ -589,7 +610,9 @@ class _Judgement:
             finally:
                 level.items = saved
         join_alias = node.get("alias")
-        joined = self._aliased(source, join_alias, None) if join_alias else Item(source, None, rel_visible=False)
+        joined = (
+            self._aliased(source, join_alias, None) if join_alias else Item(source, None, rel_visible=False)
+        )
         made = [] if join_alias else left + right
         for entry in made:
             entry.cols_visible = False
@@ -807,7 +830,8 @@ def _literal_array(texts: list[str | None], cast: str = "text[]") -> str:
 def _wanted(names: list[Name]) -> str:
     return (
         f"unnest({_literal_array([str(i) for i in range(len(names))])}::int4[], "
-        f"{_literal_array([s for s, _ in names])}, {_literal_array([n for _, n in names])}) AS w(i, nsp, name)"
+        f"{_literal_array([s for s, _ in names])}, {_literal_array([n for _, n in names])}) "
+        "AS w(i, nsp, name)"
     )
 
 
@@ -858,8 +882,8 @@ SELECT w.i, n.nspname::text, p.proname::text, p.oid < 16384,
         WHERE t.oid = ANY (p.proargtypes::pg_catalog.oid[] || p.prorettype
                            || coalesce(p.proallargtypes, ARRAY[]::pg_catalog.oid[])))
 FROM {_wanted(names)}
-JOIN pg_catalog.pg_namespace n ON CASE WHEN w.nsp IS NULL THEN n.nspname = ANY (pg_catalog.current_schemas(true))
-  ELSE n.nspname = w.nsp::pg_catalog.name END
+JOIN pg_catalog.pg_namespace n ON CASE WHEN w.nsp IS NULL
+  THEN n.nspname = ANY (pg_catalog.current_schemas(true)) ELSE n.nspname = w.nsp::pg_catalog.name END
 JOIN pg_catalog.pg_proc p ON p.pronamespace = n.oid AND p.proname = w.name::pg_catalog.name
 """
 
@@ -871,7 +895,7 @@ SELECT w.i, n.nspname::text, t.typname::text,
           AND c.oid IN (t.typrelid, (SELECT e.typrelid FROM pg_catalog.pg_type e WHERE e.oid = t.typelem),
                         (SELECT b.typrelid FROM pg_catalog.pg_type b WHERE b.oid = t.typbasetype)))
 FROM {_wanted(names)}
-JOIN pg_catalog.pg_namespace n ON CASE WHEN w.nsp IS NULL THEN n.nspname = ANY (pg_catalog.current_schemas(true))
-  ELSE n.nspname = w.nsp::pg_catalog.name END
+JOIN pg_catalog.pg_namespace n ON CASE WHEN w.nsp IS NULL
+  THEN n.nspname = ANY (pg_catalog.current_schemas(true)) ELSE n.nspname = w.nsp::pg_catalog.name END
 JOIN pg_catalog.pg_type t ON t.typnamespace = n.oid AND t.typname = w.name::pg_catalog.name
 """
