@@ -32,7 +32,17 @@ HIDE = ("hr.people.salary", "hr.reviews")
 HIDDEN_VALUES = ("987654", "876543", "765432", "98765", "87654", "76543", "TOPSECRETNOTE", "TOPSECRETCOMMENT")
 """The salaries (a contractor's too), the bonuses computed from them, the hidden table's notes,
 the hidden column's comment."""
-HIDDEN_NAMES = ("salary", "bonus", "reviews", "reviews_one", "topsecretnote", "pay", "pay_by_dept", "whole")
+HIDDEN_NAMES = (
+    "salary",
+    "bonus",
+    "reviews",
+    "reviews_one",
+    "topsecretnote",
+    "pay",
+    "pay_by_dept",
+    "whole",
+    "rich",
+)
 SECURITY_MD = Path(__file__).resolve().parent.parent / "SECURITY.md"
 
 SETUP = """
@@ -58,6 +68,7 @@ CREATE VIEW public.names AS SELECT id, full_name FROM hr.people;
 CREATE VIEW public.whole AS SELECT p AS r FROM hr.people p;
 CREATE VIEW public.review_count AS SELECT count(*) AS n FROM hr.reviews;
 CREATE VIEW public.over_pay AS SELECT full_name FROM public.pay;
+CREATE VIEW public.rich AS SELECT full_name FROM hr.people WHERE salary > 900000;
 CREATE MATERIALIZED VIEW public.pay_by_dept AS SELECT dept, sum(salary) AS total FROM hr.people GROUP BY dept;
 CREATE MATERIALIZED VIEW public.heads AS SELECT dept, count(*) AS n FROM hr.people GROUP BY dept;
 CREATE FUNCTION public.top_salary() RETURNS int LANGUAGE sql STABLE
@@ -186,6 +197,7 @@ LEAKS = [
     "SELECT full_name FROM pay",
     "SELECT salary FROM public.pay",
     "SELECT full_name FROM over_pay",
+    "SELECT full_name FROM rich",
     "SELECT * FROM review_count",
     "SELECT * FROM pay_by_dept",
     "SELECT total FROM pay_by_dept",

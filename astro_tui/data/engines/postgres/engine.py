@@ -68,7 +68,7 @@ from astro_tui.config import Settings
 from astro_tui.data.cancel import CancelToken
 from astro_tui.data.catalog_model import Catalog
 from astro_tui.data.engines.base import Dialect, Engine
-from astro_tui.data.engines.postgres import catalog, fetch, guard, resolve
+from astro_tui.data.engines.postgres import catalog, fetch, guard, resolve, scoped
 from astro_tui.data.engines.postgres.arrow import normalize
 from astro_tui.data.engines.postgres.errors import (
     SERVER_GONE_STATES,
@@ -76,7 +76,6 @@ from astro_tui.data.engines.postgres.errors import (
     query_message,
     sqlstate,
 )
-from astro_tui.data.engines.postgres.scoped import ScopeJudge
 from astro_tui.data.errors import GuardError, QueryCancelled, QueryError, QueryTimeout, TargetError
 from astro_tui.data.results import QueryResult
 from astro_tui.data.scope import Scope
@@ -321,7 +320,7 @@ class PostgresEngine(Engine):
         rows = lambda query: self._guard_rows(query, deadline)  # noqa: E731
         try:
             if self.scope:  # first: its refusals never quote a view's definition
-                ScopeJudge(self.scope, rows).judge(checked.statement)
+                scoped.ScopeJudge(self.scope, rows).judge(checked.statement)
             resolve.judge(checked, rows, scoped=bool(self.scope))
         except QueryTimeout:
             raise GuardError("refused: the server did not answer the guard's catalog query in time") from None
@@ -474,7 +473,7 @@ class PostgresEngine(Engine):
         found = catalog.load_catalog(self.catalog_rows)
         if not self.scope:
             return found
-        judge = ScopeJudge(self.scope, lambda query: self._guard_rows(query, None))
+        judge = scoped.ScopeJudge(self.scope, lambda query: self._guard_rows(query, None))
         views, columns = judge.hidden_in_catalog((t.schema, t.name) for t in found.tables)
         return self.scope.filter_catalog(found, views, columns)
 
@@ -515,6 +514,8 @@ class PostgresEngine(Engine):
             # planned once for any names; JIT would compile the recursive query (its estimate is
             # large, its run a millisecond)
             prepared = resolve.prepare_sql(self.server_version)
+            if self.scope:
+                prepared += "; " + scoped.prepare_sql()
             session.script(f"SET jit = off; SET plan_cache_mode = force_generic_plan; {prepared}")
         except adbc_driver_manager.Error as exc:
             session.close()

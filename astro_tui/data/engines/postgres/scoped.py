@@ -287,7 +287,7 @@ class ScopeJudge:
         if not names:
             return {}
         unique = sorted(set(names), key=str)
-        rows = self._rows(_relations_sql(unique))
+        rows = self._rows(_call("astro_scope_relations", unique))
         found: dict[Name, Relation] = {}
         for (
             index,
@@ -324,7 +324,7 @@ class ScopeJudge:
             return {}
         unique = sorted(set(names), key=str)
         found: dict[Name, list[tuple[str, str, bool, list[str]]]] = {n: [] for n in unique}
-        for index, schema, name, built_in, types in self._rows(_functions_sql(unique)):
+        for index, schema, name, built_in, types in self._rows(_call("astro_scope_functions", unique)):
             found[unique[int(index)]].append(
                 (str(schema), str(name), bool(built_in), [str(t) for t in types or []])
             )
@@ -336,7 +336,7 @@ class ScopeJudge:
             return {}
         unique = sorted(set(names), key=str)
         found: dict[Name, list[tuple[str, str, bool]]] = {n: [] for n in unique}
-        for index, schema, name, row_type in self._rows(_types_sql(unique)):
+        for index, schema, name, row_type in self._rows(_call("astro_scope_types", unique)):
             found[unique[int(index)]].append((str(schema), str(name), bool(row_type)))
         return found
 
@@ -376,8 +376,12 @@ class _Judgement:
                     raise GuardError("refused: a database name before a table's is refused under a scope")
                 relations.add((None if schema is None else str(schema), str(node.get("relname", ""))))
             elif key == "FuncCall":
-                functions.add(_qualified(_strings(node.get("funcname"))))
-                if "search_path" in json.dumps(node.get("args")).lower():
+                name = _qualified(_strings(node.get("funcname")))
+                functions.add(name)
+                if (
+                    name[1].lower() == "current_setting"
+                    and "search_path" in json.dumps(node.get("args")).lower()
+                ):
                     raise GuardError("refused: the search path is not shown while a scope is in force")
             elif key in ("typeName", "TypeName"):
                 types.add(_qualified(_strings(node.get("names"))))
@@ -827,19 +831,31 @@ def _literal_array(texts: list[str | None], cast: str = "text[]") -> str:
     return f"ARRAY[{items}]::{cast}"
 
 
-def _wanted(names: list[Name]) -> str:
-    return (
-        f"unnest({_literal_array([str(i) for i in range(len(names))])}::int4[], "
-        f"{_literal_array([s for s, _ in names])}, {_literal_array([n for _, n in names])}) "
-        "AS w(i, nsp, name)"
+_WANTED = "unnest($1::text[], $2::text[]) WITH ORDINALITY AS w(nsp, name, n)"
+
+
+def prepare_sql() -> str:
+    """The scope's catalog queries as prepared statements on the guard's session (planning
+    them cost more than running them)."""
+    return "; ".join(
+        f"PREPARE {name}(text[], text[]) AS {sql}"
+        for name, sql in (
+            ("astro_scope_relations", _RELATIONS),
+            ("astro_scope_functions", _FUNCTIONS),
+            ("astro_scope_types", _TYPES),
+        )
     )
 
 
-def _relations_sql(names: list[Name]) -> str:
-    return f"""
-WITH w AS MATERIALIZED (SELECT * FROM {_wanted(names)}),
+def _call(prepared: str, names: list[Name]) -> str:
+    schemas, relations = _literal_array([s for s, _ in names]), _literal_array([n for _, n in names])
+    return f"EXECUTE {prepared}({schemas}, {relations})"
+
+
+_RELATIONS = f"""
+WITH w AS MATERIALIZED (SELECT * FROM {_WANTED}),
 found AS MATERIALIZED (
-  SELECT w.i, pg_catalog.to_regclass(CASE WHEN w.nsp IS NULL THEN pg_catalog.quote_ident(w.name)
+  SELECT w.n - 1 AS i, pg_catalog.to_regclass(CASE WHEN w.nsp IS NULL THEN pg_catalog.quote_ident(w.name)
     ELSE pg_catalog.quote_ident(w.nsp) || '.' || pg_catalog.quote_ident(w.name) END)::pg_catalog.oid AS oid
   FROM w
 )
@@ -875,26 +891,24 @@ CROSS JOIN LATERAL (
 """
 
 
-def _functions_sql(names: list[Name]) -> str:
-    return f"""
-SELECT w.i, n.nspname::text, p.proname::text, p.oid < 16384,
+_FUNCTIONS = f"""
+SELECT w.n - 1, n.nspname::text, p.proname::text, p.oid < 16384,
   ARRAY(SELECT t.typname::text FROM pg_catalog.pg_type t
         WHERE t.oid = ANY (p.proargtypes::pg_catalog.oid[] || p.prorettype
                            || coalesce(p.proallargtypes, ARRAY[]::pg_catalog.oid[])))
-FROM {_wanted(names)}
+FROM {_WANTED}
 JOIN pg_catalog.pg_namespace n ON CASE WHEN w.nsp IS NULL
   THEN n.nspname = ANY (pg_catalog.current_schemas(true)) ELSE n.nspname = w.nsp::pg_catalog.name END
 JOIN pg_catalog.pg_proc p ON p.pronamespace = n.oid AND p.proname = w.name::pg_catalog.name
 """
 
 
-def _types_sql(names: list[Name]) -> str:
-    return f"""
-SELECT w.i, n.nspname::text, t.typname::text,
+_TYPES = f"""
+SELECT w.n - 1, n.nspname::text, t.typname::text,
   EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.relkind <> 'c'
           AND c.oid IN (t.typrelid, (SELECT e.typrelid FROM pg_catalog.pg_type e WHERE e.oid = t.typelem),
                         (SELECT b.typrelid FROM pg_catalog.pg_type b WHERE b.oid = t.typbasetype)))
-FROM {_wanted(names)}
+FROM {_WANTED}
 JOIN pg_catalog.pg_namespace n ON CASE WHEN w.nsp IS NULL
   THEN n.nspname = ANY (pg_catalog.current_schemas(true)) ELSE n.nspname = w.nsp::pg_catalog.name END
 JOIN pg_catalog.pg_type t ON t.typnamespace = n.oid AND t.typname = w.name::pg_catalog.name
