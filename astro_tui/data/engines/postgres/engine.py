@@ -9,7 +9,8 @@ DB-API module, which imports pandas (two seconds of start-up for nothing).
 
 The guard is two steps: `guard.py` reads the text (pglast), `resolve.py` asks
 the server's catalog what its names resolve to and what those objects run,
-and `policy.py` decides. The engine half of the read-only guarantee lives
+and `policy.py` decides. Under a scope (`--hide`), `scoped.py` judges between
+the two what the statement reads, and filters the catalog. The engine half of the read-only guarantee lives
 here: each statement runs as
 
     BEGIN TRANSACTION READ ONLY; SET LOCAL statement_timeout …; lock_timeout …;
@@ -312,8 +313,9 @@ class PostgresEngine(Engine):
             self._database.close()
 
     def check(self, sql: str, *, timeout: float | None = None) -> str:
-        """The text's verdict (`guard.py`), then the catalog's on what its names resolve to, within
-        the statement's time limit (a view's stored tree of 150 MB made the catalog query alone
+        """The text's verdict (`guard.py`), then, under a scope, what the statement reads
+        (`scoped.py`), then the catalog's verdict on what its names resolve to, within the
+        statement's time limit (a view's stored tree of 150 MB made the catalog query alone
         take seconds past a 1 s limit)."""
         checked = guard.inspect(sql)
         deadline = time.monotonic() + timeout if timeout else None

@@ -69,6 +69,29 @@ _SYSTEM_SCHEMAS = frozenset({"pg_catalog", "information_schema", "pg_toast"})
 _SYSTEM_COLUMNS = frozenset({"ctid", "xmin", "xmax", "cmin", "cmax", "tableoid"})
 _RELATION_KINDS = frozenset({"r", "p", "v", "m"})
 _MAX_VIEW_DEPTH = 16
+_SELECT_PARTS = frozenset(
+    {
+        "targetList",
+        "fromClause",
+        "whereClause",
+        "groupClause",
+        "groupDistinct",
+        "havingClause",
+        "windowClause",
+        "valuesLists",
+        "sortClause",
+        "limitOffset",
+        "limitCount",
+        "limitOption",
+        "withClause",
+        "op",
+        "all",
+        "larg",
+        "rarg",
+        "distinctClause",
+    }
+)
+"""The parts of a SelectStmt this module judges; any other is refused (a new grammar's part)."""
 _PLAIN = Dialect()
 
 _CATALOG_TYPES = frozenset(
@@ -402,9 +425,12 @@ class _Judgement:
 
     def _select(self, node: dict[str, Any], parent: Level | None) -> list[str | None]:
         """Judge one SELECT (or set operation, or VALUES); its output column names."""
+        unknown = set(node) - _SELECT_PARTS
+        if unknown:
+            raise GuardError(
+                f"refused: a query part ({min(unknown)}) cannot be judged while a scope is in force"
+            )
         level = Level(parent)
-        if parent is not None:
-            level.ctes = {}
         with_clause = node.get("withClause")
         if with_clause:
             self._with(with_clause, level)
@@ -421,7 +447,10 @@ class _Judgement:
             values = Level(parent, ctes=level.ctes)
             self._expr(node["valuesLists"], values)
             first = node["valuesLists"][0].get("List", {}).get("items", [])
-            return [f"column{i + 1}" for i in range(len(first))]
+            names = [f"column{i + 1}" for i in range(len(first))]
+            result = Level(parent, [Item(Source(list(names)), None, rel_visible=False)], level.ctes)
+            self._expr([node.get("sortClause"), node.get("limitCount"), node.get("limitOffset")], result)
+            return names
         for item in node.get("fromClause") or []:
             made = self._from(item, level)
             for entry in made:
@@ -462,6 +491,7 @@ class _Judgement:
             for extra in ("search_clause", "cycle_clause"):
                 if cte.get(extra):
                     columns.append(None)
+                    self._expr(cte[extra], Level(None))
             level.ctes[str(cte.get("ctename"))] = Source(columns)
 
     def _target(self, target: dict[str, Any], level: Level) -> list[str | None]:
