@@ -438,6 +438,19 @@ def test_astro_sql_refuses_with_one_line(scopes_db: str, tmp_path: Path) -> None
     assert shown.returncode == 0 and "Ada Lovelace" in shown.stdout
 
 
+def test_a_named_connection_carries_its_own_scope_to_the_server(scopes_db: str) -> None:
+    from astro_tui.data.database import Database
+    from astro_tui.data.engines import check_targets
+
+    named = Settings(connections={"w": {"url": scopes_db, "hide": ["hr.reviews"]}})  # type: ignore[dict-item]
+    check_targets(["@w"], named)
+    with Database.open(["@w"], named) as db:
+        assert str(db.scope.texts) == "['hr.reviews']"
+        with pytest.raises(AstroError, match="the scope hides"):
+            db.execute("SELECT count(*) FROM hr.reviews")
+        assert db.execute("SELECT count(*) FROM hr.people").rows() == [(3,)]
+
+
 def scope_figures() -> dict[str, str]:
     return {
         "Leak attempts against a hidden column and a hidden table": str(len(LEAKS)),

@@ -69,6 +69,7 @@ _SYSTEM_SCHEMAS = frozenset({"pg_catalog", "information_schema", "pg_toast"})
 _SYSTEM_COLUMNS = frozenset({"ctid", "xmin", "xmax", "cmin", "cmax", "tableoid"})
 _RELATION_KINDS = frozenset({"r", "p", "v", "m"})
 _MAX_VIEW_DEPTH = 16
+_MAX_VIEW_CHARS = 1_000_000
 _SELECT_PARTS = frozenset(
     {
         "targetList",
@@ -277,7 +278,10 @@ class ScopeJudge:
             return
         if kind != "SelectStmt":
             raise GuardError("refused: while a scope is in force, only queries run")
-        _Judgement(self, 0).select(node, None)
+        try:
+            _Judgement(self, 0).select(node, None)
+        except RecursionError:
+            raise too_deep() from None
 
     def hidden_in_catalog(self, names: Iterable[tuple[str, str]]) -> tuple[list[list[str]], list[list[str]]]:
         """Of these relations: the views that read something hidden (or cannot be judged), and
@@ -301,7 +305,7 @@ class ScopeJudge:
     def _view_passes(self, relation: Relation) -> bool:
         try:
             _Judgement(self, 1).view(relation)
-        except GuardError:
+        except (GuardError, RecursionError):
             return False
         return True
 
@@ -375,8 +379,8 @@ class _Judgement:
         self.relations: dict[Name, Relation] = {}
 
     def view(self, relation: Relation) -> None:
-        if self.depth > _MAX_VIEW_DEPTH:
-            raise GuardError("refused: views nested too deep for the scope to judge")
+        if self.depth > _MAX_VIEW_DEPTH or len(relation.definition or "") > _MAX_VIEW_CHARS:
+            raise GuardError("refused: a view too deep or too long for the scope to judge")
         tree = _parse(relation.definition or "")
         statements = tree.get("stmts", [])
         if len(statements) != 1 or "SelectStmt" not in statements[0]["stmt"]:
