@@ -114,11 +114,10 @@ _CATALOG_TYPES = frozenset(
         "_regclass",
         "_regtype",
         "oidvector",
-        "name",
-        "_name",
     }
 )
-"""Argument or result types that make a function read the catalog by OID or name."""
+"""Types that name catalog objects: a function all of whose forms take or return one reads the
+catalog, and a cast to one resolves a name (`'hr.reviews'::regclass` probes it)."""
 _PG_FUNCTIONS_ALLOWED = frozenset(
     {
         "pg_typeof",
@@ -199,6 +198,8 @@ class Source:
     """The table's name, for the `*` refusal that names the visible columns."""
     system: bool = False
     """A table: its system columns (ctid, xmin, …) may be read."""
+    shown: tuple[str, ...] = ()
+    """The visible columns of `table` (a join's source holds those of its first such table)."""
 
     def match(self, name: str) -> str | None:
         """'hidden', 'visible', 'maybe' (a column of unknown name), or None."""
@@ -215,7 +216,7 @@ class Source:
 
     def star(self) -> None:
         if self.hidden:
-            visible = ", ".join(c for c in self.columns if c is not None and c not in self.hidden)
+            visible = ", ".join(self.shown or (c for c in self.columns if c and c not in self.hidden))
             raise GuardError(
                 f"refused: `*` here would read a column the scope hides; name the columns of "
                 f"{self.table or 'the table'} you need: {visible}"
@@ -583,12 +584,9 @@ class _Judgement:
                 _Judgement(self.judge, self.depth + 1).view(relation)
             except GuardError:
                 raise GuardError(HIDDEN) from None  # the reason would quote the view's definition
-        source = Source(
-            list(relation.columns),
-            relation.hidden_columns(self.scope),
-            table=relation.name,
-            system=relation.kind != "v",
-        )
+        hidden = relation.hidden_columns(self.scope)
+        shown = tuple(c for c in relation.columns if c not in hidden)
+        source = Source(list(relation.columns), hidden, relation.name, relation.kind != "v", shown)
         alias = node.get("alias")
         return self._aliased(source, alias, None if alias else relation.schema, default=relation.name)
 
@@ -636,9 +634,9 @@ class _Judgement:
         merged = [(c, False) for c in using] + [
             (c, h) for c, h in left_columns + right_columns if c is None or c not in using
         ]
-        source = Source(
-            [c for c, _ in merged], {c for c, h in merged if h and c is not None}, _first_table(left + right)
-        )
+        first = _first_table(left + right)
+        hidden = {c for c, h in merged if h and c is not None}
+        source = Source([c for c, _ in merged], hidden, first.table, shown=first.shown)
         if node.get("quals"):
             for entry in left + right:
                 entry.lateral_only = False
@@ -761,7 +759,7 @@ def _judge_function(name: Name, candidates: list[tuple[str, str, bool, list[str]
         (lowered.startswith("pg_") and lowered not in _PG_FUNCTIONS_ALLOWED)
         or lowered in _CATALOG_READERS
         or lowered.startswith(_CATALOG_PREFIXES)
-        or all(any(t in _CATALOG_TYPES - {"name", "_name"} for t in types) for _, _, _, types in candidates)
+        or all(any(t in _CATALOG_TYPES for t in types) for _, _, _, types in candidates)
     )
     if catalog and lowered not in _PG_FUNCTIONS_ALLOWED:
         raise GuardError(
@@ -772,7 +770,7 @@ def _judge_function(name: Name, candidates: list[tuple[str, str, bool, list[str]
 def _judge_type(name: Name, found: list[tuple[str, str, bool]]) -> None:
     written = f"{name[0]}.{name[1]}" if name[0] else name[1]
     foreign = name[0] is not None and name[0] != "pg_catalog"
-    if foreign or not found or any(row or n.lstrip("_") in _CATALOG_TYPES - {"name"} for _, n, row in found):
+    if foreign or not found or any(row or n.lstrip("_") in _CATALOG_TYPES for _, n, row in found):
         raise GuardError(
             f"refused: the type {written} does not exist, is a table's row type, names catalog objects or "
             "is named with a schema other than pg_catalog: refused while a scope is in force"
@@ -830,8 +828,8 @@ def _columns_of(items: list[Item]) -> list[tuple[str | None, bool]]:
     ]
 
 
-def _first_table(items: list[Item]) -> str:
-    return next((i.source.table for i in items if i.source.hidden), "")
+def _first_table(items: list[Item]) -> Source:
+    return next((i.source for i in items if i.source.hidden), Source([]))
 
 
 def _figure_name(node: Any) -> str | None:
