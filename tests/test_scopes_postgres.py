@@ -78,6 +78,8 @@ CREATE FUNCTION public.salary_of(p hr.people) RETURNS int LANGUAGE sql IMMUTABLE
 CREATE FUNCTION public.peek(a int, b int) RETURNS int LANGUAGE sql STABLE
   BEGIN ATOMIC SELECT max(salary) FROM hr.people; END;
 CREATE OPERATOR public.### (LEFTARG = int, RIGHTARG = int, FUNCTION = public.peek);
+CREATE FUNCTION public.leak(o public.orders) RETURNS int LANGUAGE sql STABLE
+  BEGIN ATOMIC SELECT max(salary) FROM hr.people; END;
 ANALYZE hr.people, hr.reviews, public.orders, public.contractors;
 """
 
@@ -142,6 +144,9 @@ LEAKS = [
     "SELECT salary(p) FROM hr.people p",
     "SELECT 1 ### 2",
     "SELECT peek(1, 2)",
+    "SELECT (o).leak FROM orders o",
+    "SELECT o.leak FROM orders o",
+    "SELECT leak(o) FROM orders o",
     # whole rows
     "SELECT * FROM hr.people",
     "SELECT p.* FROM hr.people p",
@@ -280,6 +285,8 @@ VISIBLE = {
     "SELECT upper(full_name) AS n FROM hr.people ORDER BY n LIMIT 1": [("ADA LOVELACE",)],
     "SELECT x.i FROM hr.people AS x(i) ORDER BY 1 LIMIT 1": [(1,)],
     "VALUES (1), (2)": [(1,), (2,)],
+    "SELECT count(ctid) AS n, count(DISTINCT tableoid) AS t FROM hr.people": [(3, 2)],
+    "SELECT (o).amount FROM orders o ORDER BY 1": [(5,), (7,)],
 }
 
 

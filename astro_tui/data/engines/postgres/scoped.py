@@ -283,6 +283,8 @@ class ScopeJudge:
             _Judgement(self, 0).select(node, None)
         except RecursionError:
             raise too_deep() from None
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError):  # a tree shape not foreseen
+            raise GuardError("refused: the scope cannot judge this statement's shape") from None
 
     def hidden_in_catalog(self, names: Iterable[tuple[str, str]]) -> tuple[list[list[str]], list[list[str]]]:
         """Of these relations: the views that read something hidden (or cannot be judged), and
@@ -306,7 +308,7 @@ class ScopeJudge:
     def _view_passes(self, relation: Relation) -> bool:
         try:
             _Judgement(self, 1).view(relation)
-        except (GuardError, RecursionError):
+        except (GuardError, RecursionError, KeyError, IndexError, TypeError, ValueError, AttributeError):
             return False
         return True
 
