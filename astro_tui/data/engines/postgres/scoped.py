@@ -287,10 +287,13 @@ class ScopeJudge:
             raise GuardError("refused: the scope cannot judge this statement's shape") from None
 
     def hidden_in_catalog(self, names: Iterable[tuple[str, str]]) -> tuple[list[list[str]], list[list[str]]]:
-        """Of these relations: the views that read something hidden (or cannot be judged), and
-        the columns hidden beyond the patterns (computed from a hidden column, or hidden in an
-        inheritance parent or partition), as `Scope.filter_catalog` takes them."""
-        wanted = list(names)
+        """Of these relations: the views that read something hidden (or cannot be judged), the
+        tables hidden through their inheritance tree, and the columns hidden beyond the patterns
+        (computed from a hidden column, or hidden in an inheritance parent or partition), as
+        `Scope.filter_catalog` takes them. Only views and tables with generated columns or an
+        inheritance tree are looked at: the patterns alone decide for the rest."""
+        involved = {(str(s), str(n)) for s, n in self._rows(_INVOLVED)}
+        wanted = [(s, n) for s, n in names if (s, n) in involved]
         found = self.relations([(s, n) for s, n in wanted])
         views: list[list[str]] = []
         columns: list[list[str]] = []
@@ -885,6 +888,17 @@ def _call(prepared: str, names: list[Name]) -> str:
     schemas, relations = _literal_array([s for s, _ in names]), _literal_array([n for _, n in names])
     return f"EXECUTE {prepared}({schemas}, {relations})"
 
+
+_INVOLVED = """
+SELECT n.nspname::text, c.relname::text FROM pg_catalog.pg_class c
+JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relkind IN ('v', 'm')
+   OR (c.relkind IN ('r', 'p') AND (c.relhassubclass OR c.relispartition
+       OR c.oid IN (SELECT i.inhrelid FROM pg_catalog.pg_inherits i)
+       OR c.oid IN (SELECT a.attrelid FROM pg_catalog.pg_attribute a WHERE a.attgenerated <> '')))
+"""
+"""The relations whose visibility the patterns alone do not decide: views, and tables with
+generated columns or in an inheritance tree."""
 
 _RELATIONS = f"""
 WITH w AS MATERIALIZED (SELECT * FROM {_WANTED}),
