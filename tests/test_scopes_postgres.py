@@ -42,6 +42,7 @@ HIDDEN_NAMES = (
     "pay_by_dept",
     "whole",
     "rich",
+    "secured",
 )
 SECURITY_MD = Path(__file__).resolve().parent.parent / "SECURITY.md"
 
@@ -78,6 +79,11 @@ CREATE FUNCTION public.salary_of(p hr.people) RETURNS int LANGUAGE sql IMMUTABLE
 CREATE FUNCTION public.peek(a int, b int) RETURNS int LANGUAGE sql STABLE
   BEGIN ATOMIC SELECT max(salary) FROM hr.people; END;
 CREATE OPERATOR public.### (LEFTARG = int, RIGHTARG = int, FUNCTION = public.peek);
+CREATE TABLE public.secured (person_id int, seen bool);
+CREATE POLICY own ON public.secured USING (person_id IN (SELECT id FROM hr.people WHERE salary > 900000));
+INSERT INTO public.secured VALUES (1, true), (2, true);
+ALTER TABLE public.secured ENABLE ROW LEVEL SECURITY;
+ALTER TABLE public.secured FORCE ROW LEVEL SECURITY;
 CREATE FUNCTION public.leak(o public.orders) RETURNS int LANGUAGE sql STABLE
   BEGIN ATOMIC SELECT max(salary) FROM hr.people; END;
 ANALYZE hr.people, hr.reviews, public.orders, public.contractors;
@@ -147,6 +153,7 @@ LEAKS = [
     "SELECT (o).leak FROM orders o",
     "SELECT o.leak FROM orders o",
     "SELECT leak(o) FROM orders o",
+    "SELECT count(*) FROM secured",
     # whole rows
     "SELECT * FROM hr.people",
     "SELECT p.* FROM hr.people p",

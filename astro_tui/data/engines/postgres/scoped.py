@@ -290,8 +290,9 @@ class ScopeJudge:
         """Of these relations: the views that read something hidden (or cannot be judged), the
         tables hidden through their inheritance tree, and the columns hidden beyond the patterns
         (computed from a hidden column, or hidden in an inheritance parent or partition), as
-        `Scope.filter_catalog` takes them. Only views and tables with generated columns or an
-        inheritance tree are looked at: the patterns alone decide for the rest."""
+        `Scope.filter_catalog` takes them; foreign tables and tables with row security too, which
+        statements may not read under a scope. Only those (`_INVOLVED`) are looked at: the
+        patterns alone decide for the rest."""
         involved = {(str(s), str(n)) for s, n in self._rows(_INVOLVED)}
         wanted = [(s, n) for s, n in names if (s, n) in involved]
         found = self.relations([(s, n) for s, n in wanted])
@@ -301,8 +302,11 @@ class ScopeJudge:
             relation = found.get((schema, name))
             if relation is None:
                 continue
-            if relation.hidden(self.scope) or (
-                relation.definition is not None and not self._view_passes(relation)
+            refused = relation.kind not in _RELATION_KINDS or relation.row_security
+            if (
+                refused
+                or relation.hidden(self.scope)
+                or (relation.definition is not None and not self._view_passes(relation))
             ):
                 views.append(["", schema, name])
             columns += [["", schema, name, c] for c in sorted(relation.hidden_columns(self.scope))]
@@ -892,13 +896,14 @@ def _call(prepared: str, names: list[Name]) -> str:
 _INVOLVED = """
 SELECT n.nspname::text, c.relname::text FROM pg_catalog.pg_class c
 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-WHERE c.relkind IN ('v', 'm')
+WHERE c.relkind IN ('v', 'm', 'f') OR c.relrowsecurity
    OR (c.relkind IN ('r', 'p') AND (c.relhassubclass OR c.relispartition
        OR c.oid IN (SELECT i.inhrelid FROM pg_catalog.pg_inherits i)
        OR c.oid IN (SELECT a.attrelid FROM pg_catalog.pg_attribute a WHERE a.attgenerated <> '')))
 """
-"""The relations whose visibility the patterns alone do not decide: views, and tables with
-generated columns or in an inheritance tree."""
+"""The relations whose visibility the patterns alone do not decide: views, foreign tables and
+tables with row security (refused under a scope), and tables with generated columns or in an
+inheritance tree."""
 
 _RELATIONS = f"""
 WITH w AS MATERIALIZED (SELECT * FROM {_WANTED}),
