@@ -142,14 +142,23 @@ class Scope:
         return Catalog(tuple(schemas), catalog.databases)
 
     def _visible_table(self, table: Table, derived: set[tuple[str, ...]]) -> Table:
-        def hidden(column: str) -> bool:
-            wanted = (table.schema.lower(), table.name.lower(), column.lower())
-            return self.hides_column(table.schema, table.name, column) or any(
-                c[1:] == wanted and (table.database is None or c[0] == table.database.lower())
-                for c in derived
-            )
+        place = (table.schema.lower(), table.name.lower())
+        mine = {
+            c[3]
+            for c in derived
+            if c[1:3] == place and (table.database is None or c[0] == table.database.lower())
+        }
+        patterns = [  # only these can hide a column here: most tables are left as they are, at once
+            p
+            for p in self.patterns
+            if len(p.parts) == 3 and p.parts[0].fullmatch(place[0]) and p.parts[1].fullmatch(place[1])
+        ]
 
-        columns = tuple(c for c in table.columns if not hidden(c.name))
+        def hidden(column: str) -> bool:
+            lowered = column.lower()
+            return lowered in mine or any(p.parts[2].fullmatch(lowered) for p in patterns)
+
+        columns = tuple(c for c in table.columns if not hidden(c.name)) if mine or patterns else table.columns
         keys = tuple(
             fk
             for fk in table.foreign_keys

@@ -163,7 +163,6 @@ _CATALOG_PREFIXES = ("has_", "to_reg", "table_to_", "schema_to_", "database_to_"
 class Relation:
     """One table or view as the catalog has it, with what decides whether the scope hides it."""
 
-    oid: int
     schema: str
     name: str
     kind: str
@@ -295,7 +294,7 @@ class ScopeJudge:
         patterns alone decide for the rest."""
         involved = {(str(s), str(n)) for s, n in self._rows(_INVOLVED)}
         wanted = [(s, n) for s, n in names if (s, n) in involved]
-        found = self.relations([(s, n) for s, n in wanted])
+        found = self.lookup(sorted(set(wanted), key=str)).relations
         views: list[list[str]] = []
         columns: list[list[str]] = []
         for schema, name in wanted:
@@ -319,63 +318,58 @@ class ScopeJudge:
             return False
         return True
 
-    def relations(self, names: list[Name]) -> dict[Name, Relation]:
-        """Each name resolved as the server's parser would (search path and all); absent if none."""
-        if not names:
-            return {}
-        unique = sorted(set(names), key=str)
-        rows = self._rows(_call("astro_scope_relations", unique))
-        found: dict[Name, Relation] = {}
-        for (
-            index,
-            oid,
-            schema,
-            name,
-            kind,
-            security,
-            columns,
-            generated,
-            sources,
-            tree_s,
-            tree_n,
-            view,
-        ) in rows:
-            found[unique[int(index)]] = Relation(
-                oid=int(oid),
-                schema=str(schema),
-                name=str(name),
-                kind=str(kind),
-                row_security=bool(security),
-                columns=[str(c) for c in columns or []],
-                derived=list(
-                    zip((str(g) for g in generated or []), (str(s) for s in sources or []), strict=True)
-                ),
-                tree=list(zip((str(s) for s in tree_s or []), (str(n) for n in tree_n or []), strict=True)),
-                definition=None if view is None else str(view),
-            )
+    def lookup(self, relations: list[Name], functions: list[Name] = [], types: list[Name] = []) -> Found:  # noqa: B006
+        """In one catalog round trip: each relation name resolved as the server's parser would
+        (search path and all; absent if none), every function each function name may call
+        (schema, name, built in, argument and result types), and every type each type name
+        may be (schema, name, whether it is a relation's row type)."""
+        found = Found({}, {n: [] for n in functions}, {n: [] for n in types})
+        if not (relations or functions or types):
+            return found
+        for kind, payload in self._rows(_call(relations, functions, types)):
+            row = json.loads(str(payload))
+            if kind == "r":
+                (
+                    index,
+                    _oid,
+                    schema,
+                    name,
+                    relkind,
+                    security,
+                    columns,
+                    generated,
+                    sources,
+                    tree_s,
+                    tree_n,
+                    view,
+                ) = row
+                found.relations[relations[int(index)]] = Relation(
+                    schema=str(schema),
+                    name=str(name),
+                    kind=str(relkind),
+                    row_security=bool(security),
+                    columns=[str(c) for c in columns or []],
+                    derived=list(zip(map(str, generated or []), map(str, sources or []), strict=True)),
+                    tree=list(zip(map(str, tree_s or []), map(str, tree_n or []), strict=True)),
+                    definition=None if view is None else str(view),
+                )
+            elif kind == "f":
+                index, schema, name, built_in, arg_types = row
+                entry = (str(schema), str(name), bool(built_in), [str(t) for t in arg_types or []])
+                found.functions[functions[int(index)]].append(entry)
+            else:
+                index, schema, name, row_type = row
+                found.types[types[int(index)]].append((str(schema), str(name), bool(row_type)))
         return found
 
-    def functions(self, names: list[Name]) -> dict[Name, list[tuple[str, str, bool, list[str]]]]:
-        """Every function each name may call: (schema, name, built in, argument and result types)."""
-        if not names:
-            return {}
-        unique = sorted(set(names), key=str)
-        found: dict[Name, list[tuple[str, str, bool, list[str]]]] = {n: [] for n in unique}
-        for index, schema, name, built_in, types in self._rows(_call("astro_scope_functions", unique)):
-            found[unique[int(index)]].append(
-                (str(schema), str(name), bool(built_in), [str(t) for t in types or []])
-            )
-        return found
 
-    def types(self, names: list[Name]) -> dict[Name, list[tuple[str, str, bool]]]:
-        """Every type each name may be: (schema, name, whether it is a relation's row type)."""
-        if not names:
-            return {}
-        unique = sorted(set(names), key=str)
-        found: dict[Name, list[tuple[str, str, bool]]] = {n: [] for n in unique}
-        for index, schema, name, row_type in self._rows(_call("astro_scope_types", unique)):
-            found[unique[int(index)]].append((str(schema), str(name), bool(row_type)))
-        return found
+@dataclass(slots=True)
+class Found:
+    """What `ScopeJudge.lookup` found for each name."""
+
+    relations: dict[Name, Relation]
+    functions: dict[Name, list[tuple[str, str, bool, list[str]]]]
+    types: dict[Name, list[tuple[str, str, bool]]]
 
 
 class _Judgement:
@@ -429,11 +423,14 @@ class _Judgement:
                 raise GuardError(_CATALOG)
             if schema is not None and self.scope.hides_schema(schema):
                 raise GuardError(HIDDEN)
-        self.relations = self.judge.relations(sorted(relations, key=str))
-        for name, candidates in self.judge.functions(sorted(functions, key=str)).items():
+        found = self.judge.lookup(
+            sorted(relations, key=str), sorted(functions, key=str), sorted(types, key=str)
+        )
+        self.relations = found.relations
+        for name, candidates in found.functions.items():
             _judge_function(name, candidates)
-        for name, found in self.judge.types(sorted(types, key=str)).items():
-            _judge_type(name, found)
+        for name, types_found in found.types.items():
+            _judge_type(name, types_found)
 
     # -- query levels ---------------------------------------------------------------------------
 
@@ -872,25 +869,34 @@ def _literal_array(texts: list[str | None], cast: str = "text[]") -> str:
     return f"ARRAY[{items}]::{cast}"
 
 
-_WANTED = "unnest($1::text[], $2::text[]) WITH ORDINALITY AS w(nsp, name, n)"
+def _wanted(first: int) -> str:
+    return f"unnest(${first}::text[], ${first + 1}::text[]) WITH ORDINALITY AS w(nsp, name, n)"
 
 
 def prepare_sql() -> str:
-    """The scope's catalog queries as prepared statements on the guard's session (planning
-    them cost more than running them)."""
-    return "; ".join(
-        f"PREPARE {name}(text[], text[]) AS {sql}"
-        for name, sql in (
-            ("astro_scope_relations", _RELATIONS),
-            ("astro_scope_functions", _FUNCTIONS),
-            ("astro_scope_types", _TYPES),
+    """The scope's catalog query as a prepared statement on the guard's session (planning it
+    cost more than running it): relations, functions and types in one round trip, each row
+    tagged with its kind and its values as a JSON array."""
+    parts = []
+    for kind, sql, width, first in (("r", _RELATIONS, 12, 1), ("f", _FUNCTIONS, 5, 3), ("t", _TYPES, 4, 5)):
+        names = ", ".join(f"c{k}" for k in range(width))
+        values = ", ".join(f"q.c{k}" for k in range(width))
+        parts.append(
+            f"SELECT '{kind}'::text, pg_catalog.json_build_array({values})::text "
+            f"FROM ({sql.replace('{wanted}', _wanted(first))}) AS q({names})"
         )
+    return (
+        "PREPARE astro_scope_names(text[], text[], text[], text[], text[], text[]) AS "
+        + " UNION ALL ".join(parts)
     )
 
 
-def _call(prepared: str, names: list[Name]) -> str:
-    schemas, relations = _literal_array([s for s, _ in names]), _literal_array([n for _, n in names])
-    return f"EXECUTE {prepared}({schemas}, {relations})"
+def _call(relations: list[Name], functions: list[Name], types: list[Name]) -> str:
+    arrays = ", ".join(
+        f"{_literal_array([s for s, _ in names])}, {_literal_array([n for _, n in names])}"
+        for names in (relations, functions, types)
+    )
+    return f"EXECUTE astro_scope_names({arrays})"
 
 
 _INVOLVED = """
@@ -905,8 +911,8 @@ WHERE c.relkind IN ('v', 'm', 'f') OR c.relrowsecurity
 tables with row security (refused under a scope), and tables with generated columns or in an
 inheritance tree."""
 
-_RELATIONS = f"""
-WITH w AS MATERIALIZED (SELECT * FROM {_WANTED}),
+_RELATIONS = """
+WITH w AS MATERIALIZED (SELECT * FROM {wanted}),
 found AS MATERIALIZED (
   SELECT w.n - 1 AS i, pg_catalog.to_regclass(CASE WHEN w.nsp IS NULL THEN pg_catalog.quote_ident(w.name)
     ELSE pg_catalog.quote_ident(w.nsp) || '.' || pg_catalog.quote_ident(w.name) END)::pg_catalog.oid AS oid
@@ -944,24 +950,24 @@ CROSS JOIN LATERAL (
 """
 
 
-_FUNCTIONS = f"""
+_FUNCTIONS = """
 SELECT w.n - 1, n.nspname::text, p.proname::text, p.oid < 16384,
   ARRAY(SELECT t.typname::text FROM pg_catalog.pg_type t
         WHERE t.oid = ANY (p.proargtypes::pg_catalog.oid[] || p.prorettype
                            || coalesce(p.proallargtypes, ARRAY[]::pg_catalog.oid[])))
-FROM {_WANTED}
+FROM {wanted}
 JOIN pg_catalog.pg_namespace n ON CASE WHEN w.nsp IS NULL
   THEN n.nspname = ANY (pg_catalog.current_schemas(true)) ELSE n.nspname = w.nsp::pg_catalog.name END
 JOIN pg_catalog.pg_proc p ON p.pronamespace = n.oid AND p.proname = w.name::pg_catalog.name
 """
 
 
-_TYPES = f"""
+_TYPES = """
 SELECT w.n - 1, n.nspname::text, t.typname::text,
   EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.relkind <> 'c'
           AND c.oid IN (t.typrelid, (SELECT e.typrelid FROM pg_catalog.pg_type e WHERE e.oid = t.typelem),
                         (SELECT b.typrelid FROM pg_catalog.pg_type b WHERE b.oid = t.typbasetype)))
-FROM {_WANTED}
+FROM {wanted}
 JOIN pg_catalog.pg_namespace n ON CASE WHEN w.nsp IS NULL
   THEN n.nspname = ANY (pg_catalog.current_schemas(true)) ELSE n.nspname = w.nsp::pg_catalog.name END
 JOIN pg_catalog.pg_type t ON t.typnamespace = n.oid AND t.typname = w.name::pg_catalog.name
