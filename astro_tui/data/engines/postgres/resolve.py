@@ -279,12 +279,14 @@ def _judge_rows(rows: list[tuple[Any, ...]], *, direct: bool, scoped: bool = Fal
             )
             reason = policy.judge_function(fn)
             if reason is None and scoped and not fn.built_in and language not in ("c", "internal"):
-                reason = (
-                    f"{fn.qualified}() is defined in this database in {language}: while a scope is "
-                    "in force, such functions are refused wherever reached (they may read what it hides)"
-                )
+                reason = "written in SQL"
         else:
             continue
+        if reason and scoped and not built_in:  # its schema may be one the scope hides: not named
+            raise GuardError(
+                "refused: this statement reaches a function or table of this database that astro does "
+                "not let run while a scope is in force (its name is not shown: the scope may hide it)"
+            )
         if reason:
             raise GuardError(f"refused: {reason}")
 

@@ -28,16 +28,22 @@ parser would, default deny:
   there is judged as an input column even where PostgreSQL would take the output alias;
 - functions: only PostgreSQL's built-ins (pg_catalog, OID below 16384) run, minus those that
   read the catalog (`pg_*` but a few, `has_*_privilege`, `col_description`, `to_regclass`,
-  anything taking an OID or a reg* type, …); a function defined in the database may read what
-  is hidden, and one that does not exist gets the same refusal;
+  those whose every form takes or returns an OID or a reg* type, …); a function defined in
+  the database may read what is hidden, and one that does not exist gets the same refusal
+  (`resolve.py` refuses those written in SQL wherever else they are reached: operators,
+  casts, domains, aggregates, field notation);
+- every part of a SELECT this module does not know, and every FROM item of a kind it does
+  not know, is refused (a later grammar's additions are not read past);
 - types: casts to a table's row type (`NULL::hr.people`, which lists its columns) or to a
   reg* type (`'hr.reviews'::regclass` probes names) are refused;
 - EXPLAIN is refused (VERBOSE prints columns, any plan prints index names); SHOW search_path
   and `current_schema` too (the path may name a hidden schema).
 
-Tables with row-level security are refused: a policy may read what is hidden and filter rows
-by it. The catalog side (`hidden_in_catalog`) uses the same readings: views reading hidden
-things, and generated columns computed from hidden ones, are dropped with what the patterns hide.
+Tables with row-level security and foreign tables are refused: a policy may read what is
+hidden and filter rows by it. The names of one statement (or view) are resolved in one
+prepared catalog query. The catalog side (`hidden_in_catalog`) uses the same readings:
+views reading hidden things, tables hidden through their inheritance tree, and generated
+columns computed from hidden ones, are dropped with what the patterns hide.
 """
 
 from __future__ import annotations
