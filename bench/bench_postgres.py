@@ -41,6 +41,8 @@ SELECT g AS id, (ARRAY['a','b','c'])[1 + g % 3] AS kind FROM generate_series(1, 
 ANALYZE public.small;
 """
 SMALL_QUERY = "SELECT kind, count(*) AS n FROM public.small GROUP BY kind ORDER BY kind"
+SCOPE = "public.big.label"
+WIDE_SCOPE = "w7.t7.c2"
 
 
 def wide_schema(tables: int) -> str:
@@ -109,6 +111,14 @@ def main() -> None:
         print(f"the guard's text half (pglast parse + walk): {statistics.median(checks) * 1000:.3f} ms")
         resolved = [timed(lambda: db.engine.check(SMALL_QUERY)) for _ in range(60)]
         print(f"the whole guard (text + the catalog query): {statistics.median(resolved) * 1000:.2f} ms")
+        scoped = Database.open([url], Settings(row_cap=1_000_000, query_timeout_s=300, hide=(SCOPE,)))
+        plain_checks, scoped_checks = [], []
+        for _ in range(60):
+            plain_checks.append(timed(lambda: db.engine.check(SMALL_QUERY)))
+            scoped_checks.append(timed(lambda: scoped.engine.check(SMALL_QUERY)))
+        p, q = statistics.median(plain_checks), statistics.median(scoped_checks)
+        print(f"the whole guard under a scope (--hide {SCOPE}): {q * 1000:.2f} ms, {q / p:.2f}× unscoped")
+        scoped.close()
         open_times = [timed(lambda: Database.open([url], settings).close()) for _ in range(5)]
         print(f"open (ADBC database + first session): {statistics.median(open_times) * 1000:.0f} ms")
         cursor.close()
@@ -135,6 +145,14 @@ def main() -> None:
         )
         open_times = [timed(lambda: Database.open([url], settings).close()) for _ in range(3)]
         print(f"open at that size: {statistics.median(open_times) * 1000:.0f} ms")
+        scoped = Database.open([url], Settings(row_cap=1_000_000, query_timeout_s=300, hide=(WIDE_SCOPE,)))
+        plain_loads, scoped_loads = [], []
+        for _ in range(3):
+            plain_loads.append(timed(db.load_catalog))
+            scoped_loads.append(timed(scoped.load_catalog))
+        p, q = statistics.median(plain_loads), statistics.median(scoped_loads)
+        print(f"catalog load under a scope (--hide {WIDE_SCOPE}): {q:.2f} s vs {p:.2f} s: {q / p:.2f}×")
+        scoped.close()
         wide = "SELECT count(*) FROM w7.t7 a JOIN w8.t8 b ON b.id = a.id WHERE a.c2 LIKE 'x%'"
         resolved = [timed(lambda: db.engine.check(wide)) for _ in range(30)]
         print(f"the whole guard at that size: {statistics.median(resolved) * 1000:.2f} ms")

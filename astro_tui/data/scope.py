@@ -4,7 +4,8 @@ A pattern is `schema`, `schema.table` or `schema.table.column`; `*` matches any 
 characters, every part is matched case-insensitively, and a part in double quotes may hold
 dots. The catalog every consumer sees is filtered here once (`filter_catalog`, called by
 `Database.load_catalog`); what a statement reads is judged by the engine's guard
-(DuckDB: `engines/duckdb/scoped.py`). Parsed once; a bad pattern is one line.
+(DuckDB: `engines/duckdb/scoped.py`; PostgreSQL: `engines/postgres/scoped.py`). Parsed
+once; a bad pattern is one line.
 """
 
 from __future__ import annotations
@@ -181,15 +182,21 @@ class Scope:
     def _visible_table(
         self, table: Table, derived: set[tuple[str, ...]], said: Callable[[str | None], str | None]
     ) -> Table:
+        place = (table.schema.lower(), table.name.lower())
+        mine = {
+            c[3]
+            for c in derived
+            if c[1:3] == place and (table.database is None or c[0] == table.database.lower())
+        }
+        patterns = [  # only these can hide a column here: most tables are left as they are, at once
+            p for p in self.patterns if len(p.parts) == 3 and p.matches_prefix((table.schema, table.name))
+        ]
+
         def hidden(column: str) -> bool:
-            wanted = (table.schema.lower(), table.name.lower(), column.lower())
-            return self.hides_column(table.schema, table.name, column) or any(
-                c[1:] == wanted and (table.database is None or c[0] == table.database.lower())
-                for c in derived
-            )
+            return column.lower() in mine or any(p.parts[2].fullmatch(fold(column)) for p in patterns)
 
         columns = tuple(
-            c if said(c.comment) == c.comment else replace(c, comment=None)
+            c if c.comment is None or said(c.comment) == c.comment else replace(c, comment=None)
             for c in table.columns
             if not hidden(c.name)
         )

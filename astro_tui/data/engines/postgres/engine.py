@@ -9,7 +9,8 @@ DB-API module, which imports pandas (two seconds of start-up for nothing).
 
 The guard is two steps: `guard.py` reads the text (pglast), `resolve.py` asks
 the server's catalog what its names resolve to and what those objects run,
-and `policy.py` decides. The engine half of the read-only guarantee lives
+and `policy.py` decides. Under a scope (`--hide`), `scoped.py` judges between
+the two what the statement reads, and filters the catalog. The engine half of the read-only guarantee lives
 here: each statement runs as
 
     BEGIN TRANSACTION READ ONLY; SET LOCAL statement_timeout …; lock_timeout …;
@@ -68,7 +69,7 @@ from astro_tui.config import Settings
 from astro_tui.data.cancel import CancelToken
 from astro_tui.data.catalog_model import Catalog
 from astro_tui.data.engines.base import Dialect, Engine
-from astro_tui.data.engines.postgres import catalog, fetch, guard, resolve
+from astro_tui.data.engines.postgres import catalog, fetch, guard, resolve, scoped
 from astro_tui.data.engines.postgres.arrow import normalize
 from astro_tui.data.engines.postgres.errors import (
     SERVER_GONE_STATES,
@@ -78,6 +79,7 @@ from astro_tui.data.engines.postgres.errors import (
 )
 from astro_tui.data.errors import GuardError, QueryCancelled, QueryError, QueryTimeout, TargetError
 from astro_tui.data.results import QueryResult
+from astro_tui.data.scope import Scope
 from astro_tui.data.watchdog import WATCHDOG, Deadline
 from astro_tui.text import redact_url, without_secrets
 
@@ -212,8 +214,9 @@ class PostgresEngine(Engine):
 
     dialect = DIALECT
 
-    def __init__(self, url: str, settings: Settings) -> None:
+    def __init__(self, url: str, settings: Settings, scope: Scope | None = None) -> None:
         self.settings = settings
+        self.scope = scope or Scope()
         self.label = redact_url(url)
         self._client_url = without_secrets(url)
         self._lock = threading.Lock()
@@ -310,13 +313,17 @@ class PostgresEngine(Engine):
             self._database.close()
 
     def check(self, sql: str, *, timeout: float | None = None) -> str:
-        """The text's verdict (`guard.py`), then the catalog's on what its names resolve to, within
-        the statement's time limit (a view's stored tree of 150 MB made the catalog query alone
+        """The text's verdict (`guard.py`), then, under a scope, what the statement reads
+        (`scoped.py`), then the catalog's verdict on what its names resolve to, within the
+        statement's time limit (a view's stored tree of 150 MB made the catalog query alone
         take seconds past a 1 s limit)."""
         checked = guard.inspect(sql)
         deadline = time.monotonic() + timeout if timeout else None
+        rows = lambda query: self._guard_rows(query, deadline)  # noqa: E731
         try:
-            resolve.judge(checked, lambda query: self._guard_rows(query, deadline))
+            if self.scope:  # first: its refusals never quote a view's definition
+                scoped.ScopeJudge(self.scope, rows).judge(checked.statement)
+            resolve.judge(checked, rows, scoped=bool(self.scope))
         except QueryTimeout:
             raise GuardError("refused: the server did not answer the guard's catalog query in time") from None
         except QueryError as exc:
@@ -423,8 +430,8 @@ class PostgresEngine(Engine):
                 raise QueryCancelled("query cancelled") from None
             if gone:
                 raise QueryError(f"the server connection was lost: {query_message(exc)}") from None
-            wide = fetch.too_wide(query_message(exc), limits)
-            raise (wide or QueryError(query_message(exc))) from None
+            message = query_message(exc, primary_only=bool(self.scope))
+            raise (fetch.too_wide(message, limits) or QueryError(message)) from None
         finally:
             running.finish()
             if timer is not None:
@@ -463,7 +470,14 @@ class PostgresEngine(Engine):
         raise AssertionError("unreachable")
 
     def load_catalog(self) -> Catalog:
-        return catalog.load_catalog(self.catalog_rows)
+        """Under a scope, without the views that read something hidden and the columns computed
+        from (or inherited with) a hidden one: judged by the same reading as statements."""
+        found = catalog.load_catalog(self.catalog_rows)
+        if not self.scope:
+            return found
+        judge = scoped.ScopeJudge(self.scope, lambda query: self._guard_rows(query, None))
+        views, columns = judge.hidden_in_catalog((t.schema, t.name) for t in found.tables)
+        return self.scope.filter_catalog(found, views, columns)
 
     def _guard_rows(self, sql: str, deadline: float | None) -> list[tuple[Any, ...]]:
         """The guard's catalog queries, on a session of their own that runs nothing else (so the
@@ -502,6 +516,8 @@ class PostgresEngine(Engine):
             # planned once for any names; JIT would compile the recursive query (its estimate is
             # large, its run a millisecond)
             prepared = resolve.prepare_sql(self.server_version)
+            if self.scope:
+                prepared += "; " + scoped.prepare_sql()
             session.script(f"SET jit = off; SET plan_cache_mode = force_generic_plan; {prepared}")
         except adbc_driver_manager.Error as exc:
             session.close()
@@ -517,9 +533,9 @@ class PostgresEngine(Engine):
         return result.rows()
 
 
-def open_target(url: str, settings: Settings) -> Engine:
+def open_target(url: str, settings: Settings, scope: Scope | None = None) -> Engine:
     """The engine layer's entry point for `postgresql://` and `postgres://` URLs."""
-    return PostgresEngine(url, settings)
+    return PostgresEngine(url, settings, scope)
 
 
 def _milliseconds(timeout: float | None) -> int:

@@ -33,13 +33,16 @@ def sqlstate(exc: BaseException) -> str:
     return str(getattr(exc, "sqlstate", None) or diag(exc).get("SQLSTATE") or "")
 
 
-def query_message(exc: BaseException) -> str:
-    """`relation "x" does not exist`, with DETAIL and HINT kept when PostgreSQL gives them."""
+def query_message(exc: BaseException, *, primary_only: bool = False) -> str:
+    """`relation "x" does not exist`, with DETAIL and HINT kept when PostgreSQL gives them; under a
+    scope without them (a HINT's "Perhaps you meant" may name a hidden column)."""
     fields = diag(exc)
     primary = fields.get("MESSAGE_PRIMARY")
     if not primary:
         return connect_message(exc)
     parts = [primary.strip()]
+    if primary_only:
+        return _flatten(parts[0])
     if fields.get("MESSAGE_DETAIL"):
         parts.append(f"DETAIL: {fields['MESSAGE_DETAIL'].strip()}")
     if fields.get("MESSAGE_HINT"):

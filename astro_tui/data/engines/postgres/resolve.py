@@ -249,16 +249,19 @@ def reached_call(seeds: Iterable[tuple[str, int]]) -> str:
     return f"EXECUTE astro_reached(ARRAY[{classes}]::pg_catalog.oid[], ARRAY[{oids}]::pg_catalog.oid[])"
 
 
-def judge(checked: Checked, rows: Rows) -> None:
-    """Raise GuardError for the first resolved object astro will not let the statement reach."""
+def judge(checked: Checked, rows: Rows, *, scoped: bool = False) -> None:
+    """Raise GuardError for the first resolved object astro will not let the statement reach.
+    `scoped`: a scope is in force, and a function of the database's own written in SQL (which
+    astro lets run, judged inside) is refused wherever it is reached: an operator, a cast, a
+    domain's check or an aggregate may run it, and its body may read what the scope hides."""
     found = rows(candidates_call(checked))
-    _judge_rows(found, direct=True)
+    _judge_rows(found, direct=True, scoped=scoped)
     seeds = {(str(row[0]), int(row[9])) for row in found if row[10]}
     if seeds:
-        _judge_rows(rows(reached_call(seeds)), direct=False)
+        _judge_rows(rows(reached_call(seeds)), direct=False, scoped=scoped)
 
 
-def _judge_rows(rows: list[tuple[Any, ...]], *, direct: bool) -> None:
+def _judge_rows(rows: list[tuple[Any, ...]], *, direct: bool, scoped: bool = False) -> None:
     for what, schema, name, volatility, kind, language, built_in, superuser, atomic, _oid, _more in rows:
         if what == "r":
             reason = policy.judge_relation(schema, name, bool(built_in), volatility)  # (its relkind)
@@ -275,8 +278,15 @@ def _judge_rows(rows: list[tuple[Any, ...]], *, direct: bool) -> None:
                 direct=direct,
             )
             reason = policy.judge_function(fn)
+            if reason is None and scoped and not fn.built_in and language not in ("c", "internal"):
+                reason = "written in SQL"
         else:
             continue
+        if reason and scoped and not built_in:  # its schema may be one the scope hides: not named
+            raise GuardError(
+                "refused: this statement reaches a function or table of this database that astro does "
+                "not let run while a scope is in force (its name is not shown: the scope may hide it)"
+            )
         if reason:
             raise GuardError(f"refused: {reason}")
 
