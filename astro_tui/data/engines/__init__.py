@@ -64,10 +64,10 @@ def _servers(specs: Sequence[str], settings: Settings) -> tuple[list[str], list[
     servers = [s for s in expanded if server_scheme(s)]
     if servers and len(expanded) > 1:
         raise TargetError("open one database server at a time, without other targets beside it")
-    if servers and scope_for(specs, settings):
+    if servers and scope_for(specs, settings) and not _enforces_scopes(servers[0]):
         raise TargetError(
-            f"{redact_url(servers[0])}: scopes (--hide, hide = [...]) are enforced on DuckDB only for "
-            "now; this target is not opened with one"
+            f"{redact_url(servers[0])}: scopes (--hide, hide = [...]) are not enforced on this kind of "
+            "server yet; this target is not opened with one"
         )
     return expanded, servers
 
@@ -97,11 +97,19 @@ def open_engine(
     server engine runs them on its server either way."""
     expanded, servers = _servers(specs, settings)
     if servers:
+        if _enforces_scopes(servers[0]):
+            return _server_module(servers[0]).open_target(servers[0], settings, scope_for(specs, settings))
         return _server_module(servers[0]).open_target(servers[0], settings)
     from astro_tui.data.engines.duckdb import DuckDBEngine
 
     scope = scope_for(specs, settings)
     return DuckDBEngine.open(expanded, settings, on_build=on_build, one_shot=one_shot, scope=scope)
+
+
+def _enforces_scopes(url: str) -> bool:
+    """An engine module that enforces scopes says so (`ENFORCES_SCOPES`); its `open_target`
+    takes the scope as a third argument."""
+    return bool(getattr(_server_module(url), "ENFORCES_SCOPES", False))
 
 
 def _server_module(url: str):  # type: ignore[no-untyped-def]
