@@ -4,7 +4,7 @@ A real DuckDB file with a hidden column (`hr.people.salary`, and the generated `
 computed from it) and a hidden table (`hr.reviews`). Every leak attempt of the corpus is
 refused or runs with none of the hidden VALUES in its output; the visible rest still
 answers; the metadata shell, search, the system prompt and MCP show no hidden name or
-value. PostgreSQL and Spark refuse a scope at open (not enforced there yet).
+value. PostgreSQL refuses a scope at open (not enforced there yet); Spark: test_scopes_spark.py.
 """
 
 from __future__ import annotations
@@ -313,17 +313,18 @@ def test_settings_carry_the_scope_from_the_file_the_connection_and_flags(tmp_pat
         load_settings({}, environ={}, path=config)
 
 
-@pytest.mark.parametrize("url", ["postgresql://ann@127.0.0.1:1/shop", "sc://127.0.0.1:1"])
+@pytest.mark.parametrize("url", ["postgresql://ann@127.0.0.1:1/shop"])
 def test_server_engines_refuse_a_scope_at_open(url: str) -> None:
     from astro_tui.data.engines import check_targets, open_engine
 
     settings = Settings(hide=("hr",))
     for opening in (check_targets, open_engine):
-        with pytest.raises(TargetError, match="enforced on DuckDB only for now"):
+        with pytest.raises(TargetError, match="not enforced on this kind of server yet"):
             opening([url], settings)
     named = Settings(connections={"w": {"url": url, "hide": ["hr"]}})  # type: ignore[dict-item]
-    with pytest.raises(TargetError, match="enforced on DuckDB only for now"):
+    with pytest.raises(TargetError, match="not enforced on this kind of server yet"):
         check_targets(["@w"], named)
+    check_targets(["sc://127.0.0.1:1"], settings)  # Spark enforces scopes (test_scopes_spark.py)
 
 
 def scope_figures() -> dict[str, str]:

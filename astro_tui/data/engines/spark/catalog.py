@@ -56,9 +56,7 @@ def load_catalog(source: Source) -> Catalog:
     databases = [str(r[0]) for r in source.rows("SHOW DATABASES")]
     with ThreadPoolExecutor(max_workers=_WORKERS, thread_name_prefix="astro-spark-catalog") as pool:
         listed = list(pool.map(lambda db: _database(source, db), databases))
-        batches = [
-            entries[i : i + BATCH] for _, _, entries in listed for i in range(0, len(entries), BATCH)
-        ]
+        batches = [entries[i : i + BATCH] for _, _, entries in listed for i in range(0, len(entries), BATCH)]
         columns: dict[tuple[str, str], tuple[Column, ...]] = {}
         for found in pool.map(lambda batch: _columns(source, batch), batches):
             columns.update(found)

@@ -95,6 +95,8 @@ class _Node:
     text: str
     parent: int | None
     children: list[int] = field(default_factory=list)
+    inner: bool = False
+    """The root of a subquery's plan: its output is read by its parent's expressions."""
 
 
 def check(sql: str, expected: verdict.Expected, scope: Scope) -> None:
@@ -162,20 +164,24 @@ def _tree(analyzed: list[str]) -> list[_Node]:
     if ours not in lines or lines.index(ours) != 1:
         raise GuardError(UNREADABLE)
     nodes = [_Node(0, "GlobalLimit", ours, None)]
-    stack = [0]
+    stack, virtual = [0], [False]
     for line in lines[2:]:
         found = _TREE.match(line)
         if found is None:
             raise GuardError(UNREADABLE)
         depth = len(found.group(1)) // 3 + 1
+        if depth == len(stack) + 1:  # a subquery's plan: two levels under the step that holds it
+            stack.append(stack[-1])
+            virtual.append(True)
         if depth > len(stack):
             raise GuardError(UNREADABLE)
-        del stack[depth:]
+        del stack[depth:], virtual[depth:]
         text = found.group(3)
         name = _NAME.match(text)
-        nodes.append(_Node(depth, name.group(1) if name else "", text, stack[-1]))
+        nodes.append(_Node(depth, name.group(1) if name else "", text, stack[-1], inner=virtual[-1]))
         nodes[stack[-1]].children.append(len(nodes) - 1)
         stack.append(len(nodes) - 1)
+        virtual.append(False)
     return nodes
 
 
@@ -223,14 +229,16 @@ def _judge_source(
         if not _PURE_PROJECT.match(node.text):
             _refuse(attrs, hidden, schema, table, stars, written)
     flowing = set(hidden)
-    at = nodes[index].parent
+    at, below = nodes[index].parent, nodes[index]
     while flowing and at is not None:
         node = nodes[at]
+        if below.inner:
+            _refuse(attrs, hidden, schema, table, stars, written)
         if node.name in _PROJECTING:
             flowing = {i for i in flowing if re.search(rf"#{i}(?!\d)", node.text)}
         elif node.name not in _PASSING:
             _refuse(attrs, hidden, schema, table, stars, written)
-        at = node.parent
+        at, below = node.parent, node
     if flowing:
         _refuse(attrs, hidden, schema, table, stars, written)
 
