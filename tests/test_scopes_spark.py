@@ -117,6 +117,12 @@ LEAKS = [
     "SELECT id, full_name, dept, salary FROM hr.people",
     "SELECT 'x\\n   +- Project [a#1]' AS a, 1, 2, 3 UNION ALL SELECT * FROM hr.people",
     "SELECT `a\n+- Project [a#1]` FROM (SELECT salary AS `a\n+- Project [a#1]` FROM hr.people)",
+    # a value Spark evaluates while it analyzes prints raw: its line breaks forge a Project over b's table
+    "SELECT * FROM (SELECT * FROM (SELECT dept, id FROM hr.people) PIVOT (sum(id) FOR dept IN (concat('eng', "
+    "char(10), '      +- Project [x#1]', char(10), '         +- Project [x#2]', char(10), "
+    "'            +- Project [x#3]', char(10), '               +- Project [x#4]') AS e))) a "
+    "CROSS JOIN hr.people b",
+    "SELECT from_json(full_name, concat('`a', char(10), '   +- Project [x#1]` INT')), salary FROM hr.people",
     # the hidden table
     "SELECT * FROM hr.reviews",
     "SELECT note FROM hr.reviews",

@@ -332,6 +332,9 @@ class SparkEngine(Engine):
         plan = wait(_in_thread(self._explain, statement))
         kind = verdict.judge(plan, expected, self.functions)
         if self.scope:
+            levels = scoped.shift()
+            outer = tuple(scoped.SHIFT + n for n in range(levels))
+            scoped.same_tree(plan, wait(_in_thread(self._explain, statement, outer)), levels)
             scoped.judge(plan, self.scope, statement)
         if kind in (verdict.EXPLAIN, verdict.DESCRIBE_QUERY):
             assert expected is not None and expected.inner is not None
@@ -342,8 +345,11 @@ class SparkEngine(Engine):
                 raise GuardError("refused: Spark's EXPLAIN reads another query than the guard")
         return kind
 
-    def _explain(self, statement: str) -> str:
+    def _explain(self, statement: str, outer: tuple[int, ...] = ()) -> str:
+        """Spark's plans of `statement` under the verdict's LIMIT (and `outer` ones, innermost first)."""
         frame = remote.relation(self.session, statement).limit(verdict.WRAPPER)
+        for limit in outer:
+            frame = frame.limit(limit)
         try:
             return remote.explain(frame)
         except Exception as exc:

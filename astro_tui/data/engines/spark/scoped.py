@@ -5,10 +5,12 @@ Two readings, default deny, both after the guard's own (`guard.py`, `verdict.py`
 1. *The text* (`check`, the first gate, in astro's process): only a query runs (SHOW,
    DESCRIBE, EXPLAIN list or print columns); a name in `* EXCEPT (…)` that could be hidden
    is refused (it names a column without reading it); a line break inside a string or a
-   quoted name is refused, raw or escaped, so every line of Spark's printed plan is one node
-   of it and no value can forge one.
+   quoted name is refused, raw or escaped.
 2. *The analyzed plan* (`judge`, on the very plan the verdict walked): every line a node
-   of the tree; every table the plan reads (`Relation catalog.db.table[…]`, and views by
+   of the tree, and proved so (`same_tree`: a second reading under 1–3 more LIMITs, chosen
+   at random, must print every line that many levels deeper; a value Spark evaluates while
+   analyzing, such as a PIVOT value built with char(10), prints raw and could otherwise
+   forge lines of the tree); every table the plan reads (`Relation catalog.db.table[…]`, and views by
    their `View (…)` node) resolved to its name, and refused when the scope hides it; every
    hidden column of it is an attribute with an expression id (`salary#12`), and any mention
    of that id above the table — a select list, WHERE, JOIN, GROUP/ORDER BY, a window, a
@@ -28,6 +30,7 @@ refusal lists its visible columns.
 from __future__ import annotations
 
 import re
+import secrets
 from dataclasses import dataclass, field
 
 from sqlglot import exp
@@ -56,6 +59,10 @@ _VIEW = re.compile(r"^View \(((?:`(?:[^`]|``)+`\.?)+), \[([^\[\]]*)\]\)$")
 _ATTR = re.compile(r"^([^,#\[\]]+)#(\d+)L?$")
 _PURE_PROJECT = re.compile(r"^Project \[(?:[A-Za-z_]\w*#\d+L?)(?:, [A-Za-z_]\w*#\d+L?)*\]$")
 _STAR = re.compile(r"\*(?=[\]),])")
+_IDS = re.compile(r"#\d+|(?<=CTERelationDef )\d+|(?<=CTERelationRef )\d+|(?<=UnionLoop )\d+|(?<=Ref )\d+")
+"""Numbers a new analysis draws anew: expression ids, CTE ids."""
+SHIFT = verdict.WRAPPER + 1
+"""The outer LIMIT of the second reading (`same_tree`)."""
 _HINTS = re.compile(r"\s*(Did you mean|Candidate).*", re.S | re.I)
 _PASSING = frozenset(
     {
@@ -152,6 +159,33 @@ def judge(explain: str, scope: Scope, written: str) -> None:
             )
 
 
+def shift() -> int:
+    """How many LIMITs the second reading adds above the verdict's (`same_tree`): chosen at random,
+    so that a value that changes between the two readings (it may read the clock) cannot be made
+    to move with the tree by guessing."""
+    return 1 + secrets.randbelow(3)
+
+
+def same_tree(explain: str, deeper: str, levels: int) -> None:
+    """GuardError unless `deeper` (the statement explained under `levels` more LIMITs) prints every
+    line of `explain`'s analyzed plan 2 × `levels` levels deeper. A value Spark evaluates while it
+    analyzes (a PIVOT value, a from_json schema) prints raw and can hold a line break, and a line
+    after it may look like a node; such a line is text, and does not move with the tree."""
+    first, second = verdict._sections(explain)[1], verdict._sections(deeper)[1]
+    first, second = [line for line in first if line.strip()], [line for line in second if line.strip()]
+    expected = []
+    for n, limit in enumerate([*(SHIFT + n for n in reversed(range(levels))), verdict.WRAPPER]):
+        under = "   " * (2 * n - 1) + "+- " if n else ""
+        expected += [f"{under}GlobalLimit {limit}", f"{'   ' * 2 * n}+- LocalLimit {limit}"]
+    top = 1 + 2 * (levels + 1)
+    if len(first) < 3 or len(second) != len(first) + 2 * levels or second[1:top] != expected:
+        raise GuardError(UNREADABLE)
+    indent = "      " * levels
+    moved = [_IDS.sub("#", line) for line in second[top:]]
+    if moved != [_IDS.sub("#", indent + line) for line in first[3:]] or first[0] != second[0]:
+        raise GuardError(UNREADABLE)
+
+
 def scrub(message: str) -> str:
     """An engine error without Spark's suggestions, which may name hidden things."""
     return _HINTS.sub("", message).strip() or HIDDEN
@@ -223,6 +257,9 @@ def _judge_source(
         return
     ids = [re.compile(rf"#{i}(?!\d)") for i in hidden]
     inside = _subtree(nodes, index)
+    at = nodes[index].parent
+    while stars and at is not None:  # read by a view: naming the table's columns would tell what it reads
+        stars, at = nodes[at].name != "View", nodes[at].parent
     for at, node in enumerate(nodes):
         if at in inside or not any(p.search(node.text) for p in ids):
             continue
