@@ -65,29 +65,12 @@ SHIFT = verdict.WRAPPER + 1
 """The outer LIMIT of the second reading (`same_tree`)."""
 _HINTS = re.compile(r"\s*(Did you mean|Candidate).*", re.S | re.I)
 _PASSING = frozenset(
-    {
-        "Filter",
-        "Sort",
-        "GlobalLimit",
-        "LocalLimit",
-        "Offset",
-        "Tail",
-        "SubqueryAlias",
-        "Join",
-        "LateralJoin",
-        "Window",
-        "WindowGroupLimit",
-        "Generate",
-        "Sample",
-        "RepartitionByExpression",
-        "Repartition",
-        "RebalancePartitions",
-        "ResolvedHint",
-        "PipeOperator",
-        "Deduplicate",
-        "WithCTE",
-    }
-)
+    (
+        "Filter", "Sort", "GlobalLimit", "LocalLimit", "Offset", "Tail", "SubqueryAlias", "Join",
+        "LateralJoin", "Window", "WindowGroupLimit", "Generate", "Sample", "RepartitionByExpression",
+        "Repartition", "RebalancePartitions", "ResolvedHint", "PipeOperator", "Deduplicate", "WithCTE",
+    )
+)  # fmt: skip
 """Steps whose output is their children's, passed on: a hidden attribute below goes on up."""
 _PROJECTING = frozenset({"Project", "Aggregate", "Expand"})
 """Steps whose output is what they list: an attribute not listed stops there."""
