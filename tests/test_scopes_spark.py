@@ -184,6 +184,8 @@ VISIBLE = {
         (None, 2),
     ],
     "VALUES (1), (2)": [(1,), (2,)],
+    "SELECT count(*) FROM (SELECT id, rand() AS r FROM hr.people)": [(2,)],
+    "SELECT count(*) <= 2 FROM hr.people TABLESAMPLE (50 PERCENT)": [(True,)],
     "SELECT id FROM hr.people p WHERE EXISTS (SELECT 1 FROM sales.customers c WHERE c.id = p.id) "
     "ORDER BY id": [
         (1,),

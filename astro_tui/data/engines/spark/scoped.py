@@ -59,8 +59,9 @@ _VIEW = re.compile(r"^View \(((?:`(?:[^`]|``)+`\.?)+), \[([^\[\]]*)\]\)$")
 _ATTR = re.compile(r"^([^,#\[\]]+)#(\d+)L?$")
 _PURE_PROJECT = re.compile(r"^Project \[(?:[A-Za-z_]\w*#\d+L?)(?:, [A-Za-z_]\w*#\d+L?)*\]$")
 _STAR = re.compile(r"\*(?=[\]),])")
-_IDS = re.compile(r"#\d+|(?<=CTERelationDef )\d+|(?<=CTERelationRef )\d+|(?<=UnionLoop )\d+|(?<=Ref )\d+")
-"""Numbers a new analysis draws anew: expression ids, CTE ids."""
+_IDS = re.compile(r"-?\d+")
+"""Numbers a new analysis draws anew (expression ids, CTE ids, the seeds of rand() and TABLESAMPLE):
+the two readings are compared without them; the lines' indents are what must move."""
 SHIFT = verdict.WRAPPER + 1
 """The outer LIMIT of the second reading (`same_tree`)."""
 _HINTS = re.compile(r"\s*(Did you mean|Candidate).*", re.S | re.I)
