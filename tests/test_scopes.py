@@ -319,10 +319,10 @@ def test_server_engines_refuse_a_scope_at_open(url: str) -> None:
 
     settings = Settings(hide=("hr",))
     for opening in (check_targets, open_engine):
-        with pytest.raises(TargetError, match="not enforced on this kind of server yet"):
+        with pytest.raises(TargetError, match="not enforced on this engine yet"):
             opening([url], settings)
     named = Settings(connections={"w": {"url": url, "hide": ["hr"]}})  # type: ignore[dict-item]
-    with pytest.raises(TargetError, match="not enforced on this kind of server yet"):
+    with pytest.raises(TargetError, match="not enforced on this engine yet"):
         check_targets(["@w"], named)
     check_targets(["sc://127.0.0.1:1"], settings)  # Spark enforces scopes (test_scopes_spark.py)
 

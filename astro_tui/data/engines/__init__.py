@@ -66,8 +66,8 @@ def _servers(specs: Sequence[str], settings: Settings) -> tuple[list[str], list[
         raise TargetError("open one database server at a time, without other targets beside it")
     if servers and scope_for(specs, settings) and not _enforces_scopes(servers[0]):
         raise TargetError(
-            f"{redact_url(servers[0])}: scopes (--hide, hide = [...]) are not enforced on this kind of "
-            "server yet; this target is not opened with one"
+            f"{redact_url(servers[0])}: scopes (--hide, hide = [...]) are not enforced on this engine "
+            "yet; this target is not opened with one"
         )
     return expanded, servers
 
@@ -97,9 +97,10 @@ def open_engine(
     server engine runs them on its server either way."""
     expanded, servers = _servers(specs, settings)
     if servers:
-        if _enforces_scopes(servers[0]):
-            return _server_module(servers[0]).open_target(servers[0], settings, scope_for(specs, settings))
-        return _server_module(servers[0]).open_target(servers[0], settings)
+        module = _server_module(servers[0])
+        if scope := scope_for(specs, settings):
+            return module.open_target(servers[0], settings, scope)
+        return module.open_target(servers[0], settings)
     from astro_tui.data.engines.duckdb import DuckDBEngine
 
     scope = scope_for(specs, settings)
@@ -107,9 +108,9 @@ def open_engine(
 
 
 def _enforces_scopes(url: str) -> bool:
-    """An engine module that enforces scopes says so (`ENFORCES_SCOPES`); its `open_target`
-    takes the scope as a third argument."""
-    return bool(getattr(_server_module(url), "ENFORCES_SCOPES", False))
+    """An engine module that enforces `--hide` says so (`SUPPORTS_SCOPES`); its `open_target`
+    takes the scope."""
+    return bool(getattr(_server_module(url), "SUPPORTS_SCOPES", False))
 
 
 def _server_module(url: str):  # type: ignore[no-untyped-def]
