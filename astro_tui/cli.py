@@ -103,7 +103,7 @@ def _scope_option(func: Callable[..., Any]) -> Callable[..., Any]:
         multiple=True,
         metavar="PATTERN",
         help="Keep schema[.table[.column]] (globs with *) away from the model; repeatable; adds to "
-        "the config file's hide = [...]. Spark targets refuse a scope for now.",
+        "the config file's hide = [...].",
     )(func)
 
 

@@ -4,8 +4,7 @@ A real DuckDB file with a hidden column (`hr.people.salary`, and the generated `
 computed from it) and a hidden table (`hr.reviews`). Every leak attempt of the corpus is
 refused or runs with none of the hidden VALUES in its output; the visible rest still
 answers; the metadata shell, search, the system prompt and MCP show no hidden name or
-value. Spark refuses a scope at open (not enforced there yet); PostgreSQL:
-`test_scopes_postgres.py`.
+value. PostgreSQL: `test_scopes_postgres.py`; Spark: `test_scopes_spark.py`.
 """
 
 from __future__ import annotations
@@ -21,7 +20,6 @@ import pytest
 
 from astro_tui.agent.prompts import system_prompt
 from astro_tui.config import ConfigError, Settings, load_settings
-from astro_tui.data.errors import TargetError
 from astro_tui.data.scope import Scope, ScopeError
 from astro_tui.errors import AstroError
 from astro_tui.mcp.server import AstroServer
@@ -375,17 +373,14 @@ def test_settings_carry_the_scope_from_the_file_the_connection_and_flags(tmp_pat
         load_settings({}, environ={}, path=config)
 
 
-@pytest.mark.parametrize("url", ["sc://127.0.0.1:1"])
-def test_server_engines_refuse_a_scope_at_open(url: str) -> None:
-    from astro_tui.data.engines import check_targets, open_engine
+@pytest.mark.parametrize("url", ["postgresql://ann@127.0.0.1:1/shop", "sc://127.0.0.1:1"])
+def test_every_server_engine_takes_a_scope(url: str) -> None:
+    """Each engine module says it enforces scopes; one that did not would be refused at open."""
+    from astro_tui.data.engines import _enforces_scopes, check_targets
 
-    settings = Settings(hide=("hr",))
-    for opening in (check_targets, open_engine):
-        with pytest.raises(TargetError, match="not enforced on this engine yet"):
-            opening([url], settings)
-    named = Settings(connections={"w": {"url": url, "hide": ["hr"]}})  # type: ignore[dict-item]
-    with pytest.raises(TargetError, match="not enforced on this engine yet"):
-        check_targets(["@w"], named)
+    assert _enforces_scopes(url)
+    check_targets([url], Settings(hide=("hr",)))
+    check_targets(["@w"], Settings(connections={"w": {"url": url, "hide": ["hr"]}}))  # type: ignore[dict-item]
 
 
 def scope_figures() -> dict[str, str]:

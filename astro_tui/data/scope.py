@@ -4,8 +4,8 @@ A pattern is `schema`, `schema.table` or `schema.table.column`; `*` matches any 
 characters, every part is matched case-insensitively, and a part in double quotes may hold
 dots. The catalog every consumer sees is filtered here once (`filter_catalog`, called by
 `Database.load_catalog`); what a statement reads is judged by the engine's guard
-(DuckDB: `engines/duckdb/scoped.py`; PostgreSQL: `engines/postgres/scoped.py`). Parsed
-once; a bad pattern is one line.
+(DuckDB: `engines/duckdb/scoped.py`, PostgreSQL: `engines/postgres/scoped.py`, Spark:
+`engines/spark/scoped.py`). Parsed once; a bad pattern is one line.
 """
 
 from __future__ import annotations

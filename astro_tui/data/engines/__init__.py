@@ -109,7 +109,7 @@ def open_engine(
 
 def _enforces_scopes(url: str) -> bool:
     """An engine module that enforces `--hide` says so (`SUPPORTS_SCOPES`); its `open_target`
-    takes the scope."""
+    takes the scope. Every engine does today; a new one is refused a scope until it does."""
     return bool(getattr(_server_module(url), "SUPPORTS_SCOPES", False))
 
 

@@ -2,4 +2,7 @@
 
 from astro_tui.data.engines.spark.engine import SparkEngine, open_target
 
-__all__ = ["SparkEngine", "open_target"]
+SUPPORTS_SCOPES = True
+"""`--hide` is judged on Spark's analyzed plan (`scoped.py`)."""
+
+__all__ = ["SUPPORTS_SCOPES", "SparkEngine", "open_target"]

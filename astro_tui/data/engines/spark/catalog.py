@@ -30,7 +30,7 @@ from typing import Any, Protocol
 from astro_tui.data.catalog_model import Catalog, Column, Schema, Table
 from astro_tui.data.errors import QueryError
 
-_BATCH = 20
+BATCH = 20
 _WORKERS = 4
 _STATS = re.compile(r"^Statistics: .*?(\d+) rows", re.M)
 _FIELD = re.compile(r"^ \|-- ", re.M)
@@ -56,9 +56,7 @@ def load_catalog(source: Source) -> Catalog:
     databases = [str(r[0]) for r in source.rows("SHOW DATABASES")]
     with ThreadPoolExecutor(max_workers=_WORKERS, thread_name_prefix="astro-spark-catalog") as pool:
         listed = list(pool.map(lambda db: _database(source, db), databases))
-        batches = [
-            entries[i : i + _BATCH] for _, _, entries in listed for i in range(0, len(entries), _BATCH)
-        ]
+        batches = [entries[i : i + BATCH] for _, _, entries in listed for i in range(0, len(entries), BATCH)]
         columns: dict[tuple[str, str], tuple[Column, ...]] = {}
         for found in pool.map(lambda batch: _columns(source, batch), batches):
             columns.update(found)
@@ -82,7 +80,7 @@ def load_catalog(source: Source) -> Catalog:
 
 
 def _database(source: Source, db: str) -> tuple[str, str | None, list[_Entry]]:
-    quoted = _quote(db)
+    quoted = quote(db)
     comment = None
     try:
         for name, value in source.rows(f"DESCRIBE DATABASE {quoted}"):
@@ -129,7 +127,7 @@ def _columns(source: Source, batch: Sequence[_Entry]) -> dict[tuple[str, str], t
     counted = all(e.width is not None for e in batch)
     if counted or len(batch) == 1:
         try:
-            fields = source.columns_of([f"{_quote(e.database)}.{_quote(e.name)}" for e in batch])
+            fields = source.columns_of([f"{quote(e.database)}.{quote(e.name)}" for e in batch])
         except QueryError:
             fields = None
         if fields is not None and len(batch) == 1:
@@ -168,5 +166,5 @@ def _info(text: str) -> dict[str, str]:
     return fields
 
 
-def _quote(name: str) -> str:
+def quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"

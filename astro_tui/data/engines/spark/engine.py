@@ -65,11 +65,12 @@ from astro_tui.config import Settings
 from astro_tui.data.cancel import CancelToken
 from astro_tui.data.catalog_model import Catalog
 from astro_tui.data.engines.base import Dialect, Engine
-from astro_tui.data.engines.spark import catalog, guard, remote, verdict
+from astro_tui.data.engines.spark import catalog, guard, remote, scoped, verdict
 from astro_tui.data.engines.spark.errors import is_connection_error, message
 from astro_tui.data.errors import GuardError, QueryCancelled, QueryError, QueryTimeout, TargetError
 from astro_tui.data.memory_limit import memory_bytes
 from astro_tui.data.results import QueryResult
+from astro_tui.data.scope import Scope
 from astro_tui.data.watchdog import WATCHDOG, Deadline
 from astro_tui.text import redact_url, without_secrets
 
@@ -217,8 +218,9 @@ class SparkEngine(Engine):
 
     dialect = DIALECT
 
-    def __init__(self, url: str, settings: Settings) -> None:
+    def __init__(self, url: str, settings: Settings, scope: Scope | None = None) -> None:
         self.settings = settings
+        self.scope = scope or Scope()
         self.label = redact_url(url)
         self._client_url = without_secrets(url)
         self._closed = False
@@ -312,15 +314,28 @@ class SparkEngine(Engine):
 
     def check(self, sql: str, *, timeout: float | None = None) -> str:
         """The first gate, in astro's process; `run` asks the server's reading before running."""
-        return guard.check(sql, self.user_functions, substitution_off=self.substitution_off)
+        checked = guard.check(sql, self.user_functions, substitution_off=self.substitution_off)
+        if self.scope:
+            expected = guard.inspect(sql, frozenset(self.user_functions), self.substitution_off)
+            scoped.check(sql, expected, self.scope)
+        return checked
 
     def judge(self, statement: str, expected: verdict.Expected | None, wait: Any) -> str:
         """Spark's reading of `statement`, judged (`verdict.py`); `wait(future)` bounds the
         request by the caller's time limit and cancel. EXPLAIN and DESCRIBE QUERY are judged
         by their inner query, which Spark must read as the root their own line prints."""
         guard.lexical.check_text(statement, substitution_off=self.substitution_off)
+        if self.scope:
+            if expected is None:
+                raise GuardError(scoped.ONLY_QUERIES)
+            scoped.check(statement, expected, self.scope)
         plan = wait(_in_thread(self._explain, statement))
         kind = verdict.judge(plan, expected, self.functions)
+        if self.scope:
+            levels = scoped.shift()
+            outer = tuple(scoped.SHIFT + n for n in range(levels))
+            scoped.same_tree(plan, wait(_in_thread(self._explain, statement, outer)), levels)
+            scoped.judge(plan, self.scope, statement)
         if kind in (verdict.EXPLAIN, verdict.DESCRIBE_QUERY):
             assert expected is not None and expected.inner is not None
             inner = verdict.Expected(verdict.QUERY, expected.tables)
@@ -330,14 +345,20 @@ class SparkEngine(Engine):
                 raise GuardError("refused: Spark's EXPLAIN reads another query than the guard")
         return kind
 
-    def _explain(self, statement: str) -> str:
+    def _explain(self, statement: str, outer: tuple[int, ...] = ()) -> str:
+        """Spark's plans of `statement` under the verdict's LIMIT (and `outer` ones, innermost first)."""
         frame = remote.relation(self.session, statement).limit(verdict.WRAPPER)
+        for limit in outer:
+            frame = frame.limit(limit)
         try:
             return remote.explain(frame)
         except Exception as exc:
             if is_connection_error(exc):
                 raise QueryError(f"the server connection was lost: {message(exc)}") from None
-            raise QueryError(message(exc)) from None
+            said = message(exc)
+            if self.scope and not said.startswith("[PARSE_SYNTAX_ERROR]"):
+                raise GuardError(scoped.HIDDEN) from None  # Spark's suggestions may list hidden names
+            raise QueryError(said) from None
 
     def run(
         self,
@@ -410,7 +431,8 @@ class SparkEngine(Engine):
                 raise
             if is_connection_error(exc):
                 raise QueryError(f"the server connection was lost: {message(exc)}") from None
-            raise QueryError(message(exc)) from None
+            said = message(exc)
+            raise QueryError(scoped.scrub(said) if self.scope else said) from None
         finally:
             running.finish()
             if timer is not None:
@@ -472,7 +494,34 @@ class SparkEngine(Engine):
         return table, False
 
     def load_catalog(self) -> Catalog:
-        return catalog.load_catalog(self)
+        found = catalog.load_catalog(self)
+        if not self.scope:
+            return found
+        views = [(t.schema, t.name) for t in found.tables if t.kind == "view"]
+        return self.scope.filter_catalog(found, self._hidden_views(views))
+
+    def _hidden_views(self, views: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """The views whose plan reads something hidden, or cannot be judged: one analysis for a
+        batch of views (their cross join, never run), split where it is refused."""
+        hidden: list[tuple[str, str]] = []
+        for start in range(0, len(views), catalog.BATCH):
+            hidden += self._refused_views(views[start : start + catalog.BATCH])
+        return hidden
+
+    def _refused_views(self, views: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        if not views:
+            return []
+        names = ", ".join(f"{catalog.quote(db)}.{catalog.quote(name)}" for db, name in views)
+        try:
+            plan = self._explain(f"SELECT * FROM {names}")
+            verdict.judge(plan, None, self.functions)
+            scoped.judge(plan, self.scope, "")
+            return []
+        except (GuardError, QueryError):
+            if len(views) == 1:
+                return views
+        half = len(views) // 2
+        return self._refused_views(views[:half]) + self._refused_views(views[half:])
 
     def rows(self, sql: str) -> list[tuple[Any, ...]]:
         """Trusted metadata statements of our own (never model or user SQL), with a generous limit."""
@@ -492,9 +541,9 @@ class SparkEngine(Engine):
             raise QueryError(message(exc)) from None
 
 
-def open_target(url: str, settings: Settings) -> Engine:
-    """The engine layer's entry point for `sc://` URLs."""
-    return SparkEngine(url, settings)
+def open_target(url: str, settings: Settings, scope: Scope | None = None) -> Engine:
+    """The engine layer's entry point for `sc://` URLs; `scope` is enforced (`scoped.py`)."""
+    return SparkEngine(url, settings, scope)
 
 
 def _plain(table: pa.Table) -> pa.Table:
