@@ -172,7 +172,9 @@ class InlineRunner:
         return None
 
     def has_ready_worker(self) -> bool:
-        return self._conn is not None
+        """Always: a statement is checked here, where it runs, under its limits, once the file
+        is open (a moment, not a worker's start); a first pass would parse it twice."""
+        return True
 
     def meta(self, request: dict[str, Any]) -> bytes:
         """The engine's own catalog request: no statement from outside, so no limits (as in
