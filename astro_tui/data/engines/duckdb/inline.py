@@ -21,7 +21,11 @@ and the private database of data files). When this process dies however it
 dies, its end of the watcher's pipe closes and the watcher removes them too.
 
 Such a process never loads NumPy: Arrow (the rows) runs without it, and its
-import was a third of what the command cost beyond DuckDB's own one-liner.
+import was a third of what the command cost beyond DuckDB's own one-liner. And
+the database is opened, and what it defines read for the guard, on a thread
+started at once (astro's own queries: no statement runs before the guard has
+judged it), while this one imports what the rows need: DuckDB lets go of
+Python's lock while it works, so the two overlap.
 """
 
 from __future__ import annotations
@@ -111,6 +115,7 @@ class InlineRunner:
         self._open_error = open_error or plain_open_error
         self._lock = threading.Lock()
         self._conn: Connection | None = None
+        self._failure: OpenFailed | None = None
         self._number = 0
         self._reason = ""
         self._closed = False
@@ -130,6 +135,23 @@ class InlineRunner:
         os.close(interrupts)
         listener = threading.Thread(target=self._interrupter, args=(alarms,), daemon=True)
         listener.start()
+        # Loaded here, not raced for: the opener then imports nothing this thread may be importing.
+        from astro_tui.data.engines.duckdb import resolved  # noqa: F401
+
+        self._opener = threading.Thread(target=self._open, name="astro-open", daemon=True)
+        self._opener.start()
+
+    def _open(self) -> None:
+        """The database and its definitions; an error is kept for the first request, and one
+        reading the definitions is met again (and answered) by the guard."""
+        try:
+            conn = Connection(self._setup)
+        except OpenFailed as exc:
+            self._failure = exc
+            return
+        with contextlib.suppress(Exception):
+            conn.definitions()
+        self._conn = conn
 
     def order(self, line: str) -> None:
         with contextlib.suppress(OSError):
@@ -157,11 +179,10 @@ class InlineRunner:
     def _ready(self) -> Connection:
         if self._closed:
             raise QueryError("the database is closed")
+        self._opener.join()
         if self._conn is None:
-            try:
-                self._conn = Connection(self._setup)
-            except OpenFailed as exc:
-                raise self._open_error(exc.message, exc.stage) from None
+            failure = self._failure or OpenFailed("the database could not be opened", "open")
+            raise self._open_error(failure.message, failure.stage)
         return self._conn
 
     def ready(self) -> None:
@@ -196,6 +217,8 @@ class InlineRunner:
         guard: bool = True,
     ) -> tuple[Any, bool, int | None, str]:
         """As `WorkerPool.run`: the guard's check and the statement, under the limits."""
+        from astro_tui.data.engines.duckdb import fetch  # noqa: F401  (Arrow, while the file opens)
+
         with self._lock:
             conn = self._ready()
             self._number += 1
@@ -230,6 +253,7 @@ class InlineRunner:
             if self._closed:
                 return
             self._closed = True
+            self._opener.join()
             if self._conn is not None:
                 self._conn.close()
             self.order("bye")
