@@ -133,8 +133,8 @@ class InlineRunner:
                 os._exit(0)
         os.close(orders)
         os.close(interrupts)
-        listener = threading.Thread(target=self._interrupter, args=(alarms,), daemon=True)
-        listener.start()
+        self._listener = threading.Thread(target=self._interrupter, args=(alarms,), daemon=True)
+        self._listener.start()
         # Loaded here, not raced for: the opener then imports nothing this thread may be importing.
         from astro_tui.data.engines.duckdb import resolved  # noqa: F401
 
@@ -261,6 +261,10 @@ class InlineRunner:
                 os.close(self._orders)
         with contextlib.suppress(ChildProcessError):
             os.waitpid(self._watcher, 0)
+        # The watcher's end of the pipe is closed now: the listener ends at once. Waited for, so
+        # that no thread holds DuckDB's objects when the interpreter ends (nanobind then prints
+        # "leaked instances" on stderr).
+        self._listener.join(_REPARENT_S)
 
 
 class _Watcher:
