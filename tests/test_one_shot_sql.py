@@ -113,14 +113,16 @@ TYPED = (
     "DATE '2024-01-02' AS dt, TIME '12:00:01' AS t, 1.1::FLOAT AS f, 0.1 + 0.2 AS dbl, "
     "[1, NULL, 3] AS l, {'a': 1, 'b': 'x'} AS s, MAP {'k': 'v'} AS m, 'x\\x00y'::BLOB AS b, "
     "'101'::BIT AS bit, [1, 2, 3]::INT[3] AS arr, 'a'::ENUM('a', 'b') AS e, "
-    "union_value(k := 1) AS un, NULL::VARCHAR AS nothing, 'caf\u00e9 \u202e' AS text"
+    "union_value(k := 1) AS un, NULL::VARCHAR AS nothing, 'caf\u00e9 \u202e' AS text, "
+    "repeat('\u00e9', 70) AS long, [repeat('y', 80)] AS long_list, repeat('z', 90)::BLOB AS long_blob"
 )
 
 
 @pytest.mark.parametrize("fmt", ["table", "csv", "json"])
 def test_the_command_prints_every_type_as_the_app_reads_it(world: dict[str, Path], fmt: str) -> None:
-    """The command's process imports Arrow without NumPy (`inline.py`): every DuckDB type
-    prints exactly as it does from a result the worker sends to the app, NumPy loaded."""
+    """The command's process imports Arrow without NumPy (`data/without_numpy.py`): every
+    DuckDB type, long values cut in Arrow too, prints exactly as it does from a result the
+    worker sends to the app, NumPy loaded."""
     from io import StringIO
 
     from astro_tui.config import Settings

@@ -20,7 +20,7 @@ process (exit status: killed) and removes its scratch directories (the spill
 and the private database of data files). When this process dies however it
 dies, its end of the watcher's pipe closes and the watcher removes them too.
 
-Such a process never loads NumPy: Arrow (the rows) runs without it, and its
+Such a process imports Arrow without NumPy (`data/without_numpy.py`), whose
 import was a third of what the command cost beyond DuckDB's own one-liner. And
 the database is opened, and what it defines read for the guard, on a thread
 started at once (astro's own queries: no statement runs before the guard has
@@ -35,12 +35,12 @@ import os
 import select
 import shutil
 import signal
-import sys
 import threading
 import time
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from astro_tui.data import without_numpy
 from astro_tui.data.cancel import CancelToken
 from astro_tui.data.engines.duckdb.pool import (
     GRACE_S,
@@ -110,7 +110,6 @@ class InlineRunner:
         memory_limit: str,
         open_error: Callable[[str, str], DataError] | None = None,
     ) -> None:
-        sys.modules.setdefault("numpy", None)  # Arrow is imported without it (see the module)
         self._setup = setup
         self._open_error = open_error or plain_open_error
         self._lock = threading.Lock()
@@ -217,8 +216,7 @@ class InlineRunner:
         guard: bool = True,
     ) -> tuple[Any, bool, int | None, str]:
         """As `WorkerPool.run`: the guard's check and the statement, under the limits."""
-        from astro_tui.data.engines.duckdb import fetch  # noqa: F401  (Arrow, while the file opens)
-
+        without_numpy.import_module("pyarrow")  # while the file opens
         with self._lock:
             conn = self._ready()
             self._number += 1
