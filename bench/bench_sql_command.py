@@ -1,13 +1,14 @@
 """`astro sql` as a whole process against a DuckDB Python one-liner on the same file (issue 27).
 
-    uv run python bench/bench_sql_command.py [--runs 15]
+    uv run python bench/bench_sql_command.py [--runs 15] [--before DIR]
 
 Interleaved: each round runs every command once, in turn, so the machine's load falls on all
 of them alike; the figures are medians over the rounds, as ratios against the one-liner. Wall
 time is what a script pays; CPU time (user + system, the process and its children) is printed
 beside it because it is less disturbed by other work on a shared machine. A third command,
 the one-liner importing pyarrow too, shows what Arrow alone costs a process (astro's results
-are Arrow).
+are Arrow). `--before DIR` adds `astro sql` run from the `astro_tui` package in DIR (say
+`git archive COMMIT astro_tui | tar -x -C DIR`), in the same rounds: older code beside this.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def _astro() -> list[str]:
 def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    done = subprocess.run(argv, capture_output=True, env=env, check=False)
+    done = subprocess.run(argv, capture_output=True, env=env, check=False, cwd=env["ASTRO_CONFIG_DIR"])
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
@@ -55,26 +56,34 @@ def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--before", metavar="DIR", help="also time astro sql from DIR's astro_tui")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="astro-bench-sql-") as tmp:
         path = _make(Path(tmp))
         env = {**os.environ, "ASTRO_CONFIG_DIR": str(Path(tmp) / "config")}
         env.pop("PYTHONDONTWRITEBYTECODE", None)
+        Path(env["ASTRO_CONFIG_DIR"]).mkdir()
         opened = f"duckdb.connect({str(path)!r}, read_only=True)"
         one_liner = f"import duckdb; print({opened}.sql({QUERY!r}).fetchall())"
         commands = {
-            "duckdb one-liner": [sys.executable, "-c", one_liner],
-            "astro sql": [*_astro(), "sql", QUERY, str(path)],
-            "one-liner + import pyarrow": [sys.executable, "-c", "import pyarrow; " + one_liner],
+            "duckdb one-liner": ([sys.executable, "-c", one_liner], env),
+            "astro sql": ([*_astro(), "sql", QUERY, str(path)], env),
+            "one-liner + import pyarrow": ([sys.executable, "-c", "import pyarrow; " + one_liner], env),
         }
-        for argv in commands.values():  # bytecode written, files in the page cache
-            _timed(argv, env)
+        if args.before:
+            older = {**env, "PYTHONPATH": str(Path(args.before).resolve())}
+            commands["astro sql, --before"] = (
+                [sys.executable, "-m", "astro_tui.cli", "sql", QUERY, str(path)],
+                older,
+            )
+        for argv, environ in commands.values():  # bytecode written, files in the page cache
+            _timed(argv, environ)
         loads = [os.getloadavg()[0]]
         walls: dict[str, list[float]] = {name: [] for name in commands}
         cpus: dict[str, list[float]] = {name: [] for name in commands}
         for _ in range(args.runs):
-            for name, argv in commands.items():
-                wall, cpu = _timed(argv, env)
+            for name, (argv, environ) in commands.items():
+                wall, cpu = _timed(argv, environ)
                 walls[name].append(wall)
                 cpus[name].append(cpu)
             loads.append(os.getloadavg()[0])

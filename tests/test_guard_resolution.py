@@ -226,3 +226,32 @@ def test_astro_reads_the_file_with_the_built_ins_first(
     names = {table.name for schema in catalog.schemas for table in schema.tables}
     assert names == truth and "v_unlisted" in names
     assert not [h for h in hidden if h in repr(catalog)]
+
+
+def test_the_guard_parses_on_the_open_file_as_on_an_empty_database(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the file is open, the guard parses on its connection and learns DuckDB's built-ins
+    from the same listing as the file's macros (issue 27): a file defining macros named like
+    the operators and the very functions those calls use changes neither the list of plain
+    built-ins nor a verdict."""
+    path = tmp_path / "operators.duckdb"
+    con = duckdb.connect(str(path))
+    for name in ("=", "and", "lower", "json_serialize_sql", "internal"):
+        con.execute(f'CREATE MACRO "{name}"(a, b) AS true')
+    con.execute("CREATE TABLE t AS SELECT 1 AS one")
+    con.close()
+    monkeypatch.setattr(guard, "_plain", None)
+    empty = guard._plain_functions()
+    monkeypatch.setattr(guard, "_plain", None)
+    con = duckdb.connect(str(path), read_only=True, config={"enable_external_access": False})
+    try:
+        definitions = FileDefinitions.of(con)
+        assert guard.check("SELECT count(*) FROM t", database=definitions) == "SELECT count(*) FROM t"
+        assert guard._plain == empty
+        assert {"=", "and", "lower", "json_serialize_sql", "internal"} <= set(definitions._macros)
+        for sql in ("SELECT * FROM read_text('/etc/hostname')", "SELECT lower('A', 'b')"):
+            with pytest.raises(GuardError, match="refused: "):
+                guard.check(sql, database=definitions)
+    finally:
+        con.close()

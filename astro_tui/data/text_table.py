@@ -23,6 +23,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from rich.cells import cell_len
 
+from astro_tui.data import without_numpy
 from astro_tui.data.results import QueryResult
 from astro_tui.text import clip, inert, json_inert
 
@@ -121,15 +122,15 @@ def _shown(column: Any, limit: int) -> Any:
     try:
         large = pat.is_large_string(kind) or pat.is_large_binary(kind)
         if (pat.is_string(kind) or pat.is_large_string(kind)) and _longest(column, large) > limit:
-            import pyarrow.compute as pc  # its import costs a short command more than its work
+            pc = without_numpy.import_module("pyarrow.compute")  # not at import: a short command
 
             return pc.utf8_slice_codeunits(column, 0, limit)
         if (pat.is_binary(kind) or pat.is_large_binary(kind)) and _longest(column, large) > limit:
-            import pyarrow.compute as pc
+            pc = without_numpy.import_module("pyarrow.compute")
 
             return pc.binary_slice(column, 0, limit)
         if (pat.is_list(kind) or pat.is_large_list(kind)) and not pat.is_map(kind):
-            import pyarrow.compute as pc
+            pc = without_numpy.import_module("pyarrow.compute")
 
             cut = pc.list_slice(column, 0, limit)
             maker = pa.LargeListArray if pat.is_large_list(kind) else pa.ListArray

@@ -326,7 +326,8 @@ class DuckDBEngine(Engine):
         self.check("SELECT 1")
 
     def check(self, sql: str, *, timeout: float | None = None) -> str:
-        """A first pass, here, while no worker is ready (`astro sql`, the app's first moments):
+        """A first pass, here, while no worker is ready (the app's first moments; `astro sql`
+        checks only where it runs, `inline.py`):
         a short statement (bounded in length, and in the cost of its parse by leaving to the
         worker the forms DuckDB's parser multiplies, `guard.cheap_to_parse`: ~100 ms for the
         worst of a dozen shapes of 2,000 characters at load 8; a TPC-H query is under 900) is

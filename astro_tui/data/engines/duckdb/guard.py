@@ -23,7 +23,7 @@ import atexit
 import json
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, Protocol
 
 import duckdb
@@ -292,8 +292,11 @@ def _ast_connection() -> duckdb.DuckDBPyConnection:
     return _ast_con
 
 
-def serialize(text: str) -> str:
-    """DuckDB's AST as JSON."""
+def serialize(text: str, con: duckdb.DuckDBPyConnection | None = None) -> str:
+    """DuckDB's AST as JSON, parsed on `con` (see `Definitions.parser`) or the private one."""
+    if con is not None:
+        row = con.execute("SELECT system.main.json_serialize_sql(?)", [text]).fetchone()
+        return str(row[0]) if row else "{}"
     with _ast_lock:
         row = _ast_connection().execute("SELECT json_serialize_sql(?)", [text]).fetchone()
     return str(row[0]) if row else "{}"
@@ -311,6 +314,13 @@ def _close_ast_connection() -> None:
 class Definitions(Protocol):
     """What the database file defines, as the guard needs it (`resolved.py`, in the worker)."""
 
+    def parser(self) -> duckdb.DuckDBPyConnection | None:
+        """A new cursor of the open database for the guard's parse, or None (the guard's private
+        connection). Parsing needs no data, and DuckDB's own functions are named in full, so
+        nothing the file defines can stand in for them; a process that holds the database
+        open starts no second DuckDB for the guard (~30 ms and its memory)."""
+        ...
+
     def mentioned(self, text: str) -> bool:
         """Whether the text may reach something the file defines (then the AST is walked)."""
         ...
@@ -322,6 +332,9 @@ class Definitions(Protocol):
 
 class _Later:
     """The database is asked later (in the worker): what only it can settle passes for now."""
+
+    def parser(self) -> duckdb.DuckDBPyConnection | None:
+        return None
 
     def mentioned(self, text: str) -> bool:
         return False
@@ -341,26 +354,34 @@ def check(sql: str, *, database: Definitions | None = None) -> str:
     a file-like table name (`"data.csv"`), a system view that shows the machine, a table
     function astro does not know. With it, the database settles them (`resolved.py`).
     """
-    text, subject, kind = statement_of(sql)
-    rules = Rules(resolving=database is not None)
-    walk = kind != duckdb.StatementType.SELECT or _needs_walk(subject)
-    if walk or (database is not None and database.mentioned(subject)):
-        check_ast(subject, rules)
+    con = database.parser() if database is not None else None
+    try:
+        text, subject, kind = statement_of(sql, con)
+        rules = Rules(resolving=database is not None)
+        walk = kind != duckdb.StatementType.SELECT or _needs_walk(subject, con)
+        if walk or (database is not None and database.mentioned(subject)):
+            check_ast(subject, rules, con)
+    finally:
+        if con is not None:
+            con.close()
     if database is not None:
         database.judge(subject, rules)
     return text
 
 
-def statement_of(sql: str) -> tuple[str, str, duckdb.StatementType]:
+def statement_of(
+    sql: str, con: duckdb.DuckDBPyConnection | None = None
+) -> tuple[str, str, duckdb.StatementType]:
     """The one statement to run (a read-only PRAGMA or CALL as its SELECT), the query the
-    guard judges of it (an EXPLAIN's query, a PIVOT's stand-in), and its kind; or GuardError."""
+    guard judges of it (an EXPLAIN's query, a PIVOT's stand-in), and its kind; or GuardError.
+    Split by DuckDB's parser: `con`'s, or the default connection's."""
     if not sql or not sql.strip():
         raise GuardError("refused: empty SQL")
     check_input(sql)
     if _SURROGATE.search(sql):  # DuckDB's binding raises TypeError on these
         raise GuardError("refused: the SQL is not valid Unicode text (it holds a lone surrogate)")
     try:
-        statements = duckdb.extract_statements(sql)
+        statements = (duckdb if con is None else con).extract_statements(sql)
     except duckdb.Error as exc:
         raise GuardError(syntax_message(one_line(exc))) from None
     except RecursionError:
@@ -384,14 +405,14 @@ def statement_of(sql: str) -> tuple[str, str, duckdb.StatementType]:
         text = _call_as_select(text)
         return text, text, kind
     if kind == duckdb.StatementType.MULTI and _PIVOT.match(text):
-        return text, _pivot_stand_in(text), kind
+        return text, _pivot_stand_in(text, con), kind
     if kind in _READ_ONLY_TYPES:
         return text, _EXPLAIN.sub("", text, count=1), kind
     name = _KIND_NAMES.get(kind.name, kind.name)
     raise GuardError(f"refused: {name} is not a read-only statement")
 
 
-def _needs_walk(text: str) -> bool:
+def _needs_walk(text: str, con: duckdb.DuckDBPyConnection | None = None) -> bool:
     """Whether the AST walk could refuse this text; when not, its ~0.3 ms is skipped.
 
     Sound by construction, read from DuckDB's own tokenizer: everything the walk refuses
@@ -403,7 +424,7 @@ def _needs_walk(text: str) -> bool:
     """
     if any(ch in text for ch in "'\"$\\"):
         return True
-    plain = _plain_functions()
+    plain = _plain_functions(con)
     for word, calls in tokens(text):
         word = word.strip().lower()
         if word in _MODIFYING_WORDS or word in _FILE_SUFFIXES or word in _REFUSED_VIEWS or word == "show":
@@ -460,28 +481,44 @@ _SYNTAX_BEFORE_BRACKET = frozenset({
 
 
 _plain: frozenset[str] | None = None
+_BUILTIN_FUNCTIONS = (
+    "SELECT DISTINCT system.main.lower(function_name), function_type FROM system.main.duckdb_functions() "
+    "WHERE internal AND database_name = 'system'"
+)
 
 
-def _plain_functions() -> frozenset[str]:
+def _plain_functions(con: duckdb.DuckDBPyConnection | None = None) -> frozenset[str]:
     """Built-in scalar and aggregate functions of this DuckDB that no rule of the walk names:
-    a call of one of these cannot be what the walk refuses."""
-    global _plain
+    a call of one of these cannot be what the walk refuses. Read once, on `con` or the
+    private connection: DuckDB's own, in its `system` catalog, never what a file defines
+    (a file named system.duckdb is opened as `system_db`)."""
     if _plain is None:
-        with _ast_lock:
-            con = _ast_connection()
-            rows = con.execute(
-                "SELECT DISTINCT lower(function_name), function_type FROM duckdb_functions() WHERE internal"
-            ).fetchall()
-        tables = {name for name, kind in rows if kind in ("table", "table_macro")}
-        _plain = frozenset(
-            name
-            for name, kind in rows
-            if kind in ("scalar", "aggregate", "macro")
-            and name not in tables
-            and not _refused_function(name)
-            and name not in _STATEFUL_FUNCTIONS
-        )
+        if con is not None:
+            rows = con.execute(_BUILTIN_FUNCTIONS).fetchall()
+        else:
+            with _ast_lock:
+                rows = _ast_connection().execute(_BUILTIN_FUNCTIONS).fetchall()
+        learn_builtins(rows)
+    assert _plain is not None
     return _plain
+
+
+def learn_builtins(rows: Iterable[tuple[str, str]]) -> None:
+    """The built-in functions' lowercase names and kinds, read by whoever reads DuckDB's function
+    list first (`resolved.py` reads it for the file's macros anyway): read once per process."""
+    global _plain
+    if _plain is not None:
+        return
+    rows = list(rows)
+    tables = {name for name, kind in rows if kind in ("table", "table_macro")}
+    _plain = frozenset(
+        name
+        for name, kind in rows
+        if kind in ("scalar", "aggregate", "macro")
+        and name not in tables
+        and not _refused_function(name)
+        and name not in _STATEFUL_FUNCTIONS
+    )
 
 
 def _pragma_as_select(text: str) -> str:
@@ -544,10 +581,11 @@ class Rules:
         self.unsettled.append(refusal)
 
 
-def check_ast(text: str, rules: Rules) -> None:
-    """Walk DuckDB's AST of one SELECT (a statement, or a definition the file holds)."""
+def check_ast(text: str, rules: Rules, con: duckdb.DuckDBPyConnection | None = None) -> None:
+    """Walk DuckDB's AST of one SELECT (a statement, or a definition the file holds), parsed on
+    `con` (see `Definitions.parser`) or the private connection."""
     try:
-        tree = json.loads(serialize(text))
+        tree = json.loads(serialize(text, con))
     except RecursionError:
         raise too_deep() from None
     if tree.get("error"):
@@ -620,13 +658,13 @@ _PIVOT_ON = re.compile(
 )
 
 
-def _pivot_stand_in(text: str) -> str:
+def _pivot_stand_in(text: str, con: duckdb.DuckDBPyConnection | None = None) -> str:
     """`PIVOT t ON c USING sum(x)` (no IN list) is no SELECT, and DuckDB cannot serialize it.
     With an IN list it is, so that stand-in is what is checked: the IN list's values are
     data, and everything else (source, columns, aggregates) is the statement's own."""
     stand_in = f"SELECT * FROM ({_PIVOT_ON.sub(_on_with_in, text, count=1)})"
     try:
-        kinds = [s.type for s in duckdb.extract_statements(stand_in)]
+        kinds = [s.type for s in (duckdb if con is None else con).extract_statements(stand_in)]
     except duckdb.Error:
         kinds = []
     if kinds != [duckdb.StatementType.SELECT]:

@@ -19,6 +19,13 @@ above what it held when the statement started, it prints one line, kills this
 process (exit status: killed) and removes its scratch directories (the spill
 and the private database of data files). When this process dies however it
 dies, its end of the watcher's pipe closes and the watcher removes them too.
+
+Such a process imports Arrow without NumPy (`data/without_numpy.py`), whose
+import was a third of what the command cost beyond DuckDB's own one-liner. And
+the database is opened, and what it defines read for the guard, on a thread
+started at once (astro's own queries: no statement runs before the guard has
+judged it), while this one imports what the rows need: DuckDB lets go of
+Python's lock while it works, so the two overlap.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ import time
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from astro_tui.data import without_numpy
 from astro_tui.data.cancel import CancelToken
 from astro_tui.data.engines.duckdb.pool import (
     GRACE_S,
@@ -106,6 +114,7 @@ class InlineRunner:
         self._open_error = open_error or plain_open_error
         self._lock = threading.Lock()
         self._conn: Connection | None = None
+        self._failure: OpenFailed | None = None
         self._number = 0
         self._reason = ""
         self._closed = False
@@ -123,8 +132,25 @@ class InlineRunner:
                 os._exit(0)
         os.close(orders)
         os.close(interrupts)
-        listener = threading.Thread(target=self._interrupter, args=(alarms,), daemon=True)
-        listener.start()
+        self._listener = threading.Thread(target=self._interrupter, args=(alarms,), daemon=True)
+        self._listener.start()
+        # Loaded here, not raced for: the opener then imports nothing this thread may be importing.
+        from astro_tui.data.engines.duckdb import resolved  # noqa: F401
+
+        self._opener = threading.Thread(target=self._open, name="astro-open", daemon=True)
+        self._opener.start()
+
+    def _open(self) -> None:
+        """The database and its definitions; an error is kept for the first request, and one
+        reading the definitions is met again (and answered) by the guard."""
+        try:
+            conn = Connection(self._setup)
+        except OpenFailed as exc:
+            self._failure = exc
+            return
+        with contextlib.suppress(Exception):
+            conn.definitions()
+        self._conn = conn
 
     def order(self, line: str) -> None:
         with contextlib.suppress(OSError):
@@ -152,11 +178,10 @@ class InlineRunner:
     def _ready(self) -> Connection:
         if self._closed:
             raise QueryError("the database is closed")
+        self._opener.join()
         if self._conn is None:
-            try:
-                self._conn = Connection(self._setup)
-            except OpenFailed as exc:
-                raise self._open_error(exc.message, exc.stage) from None
+            failure = self._failure or OpenFailed("the database could not be opened", "open")
+            raise self._open_error(failure.message, failure.stage)
         return self._conn
 
     def ready(self) -> None:
@@ -167,7 +192,9 @@ class InlineRunner:
         return None
 
     def has_ready_worker(self) -> bool:
-        return self._conn is not None
+        """Always: a statement is checked here, where it runs, under its limits, once the file
+        is open (a moment, not a worker's start); a first pass would parse it twice."""
+        return True
 
     def meta(self, request: dict[str, Any]) -> bytes:
         """The engine's own catalog request: no statement from outside, so no limits (as in
@@ -189,6 +216,7 @@ class InlineRunner:
         guard: bool = True,
     ) -> tuple[Any, bool, int | None, str]:
         """As `WorkerPool.run`: the guard's check and the statement, under the limits."""
+        without_numpy.import_module("pyarrow")  # while the file opens
         with self._lock:
             conn = self._ready()
             self._number += 1
@@ -223,6 +251,7 @@ class InlineRunner:
             if self._closed:
                 return
             self._closed = True
+            self._opener.join()
             if self._conn is not None:
                 self._conn.close()
             self.order("bye")
@@ -230,6 +259,10 @@ class InlineRunner:
                 os.close(self._orders)
         with contextlib.suppress(ChildProcessError):
             os.waitpid(self._watcher, 0)
+        # The watcher's end of the pipe is closed now: the listener ends at once. Waited for, so
+        # that no thread holds DuckDB's objects when the interpreter ends (nanobind then prints
+        # "leaked instances" on stderr).
+        self._listener.join(_REPARENT_S)
 
 
 class _Watcher:

@@ -205,8 +205,7 @@ class Connection:
                     stream.write_batch(batch)
         finally:
             made.close()
-        guard.check("SELECT 1")
-        self.definitions()
+        guard.check("SELECT 1", database=self.definitions())  # as statements are: no second DuckDB
         self.warmed = True
 
     def answer(self, request: dict[str, Any], sink: Sink) -> dict[str, Any]:
