@@ -29,7 +29,8 @@ from tests.spark_server import SparkServer
 from tests.test_mcp import call, text
 from tests.test_scopes import outcome
 
-HIDE = ("hr.people.salary", "hr.reviews")
+HIDE = ("hr.people.salary", "hr.reviews", "hr.people.bonus")
+"""`hr.people.bonus` does not exist: a name the scope covers is refused alike whether or not it does."""
 HIDDEN_VALUES = ("987654", "876543", "TOPSECRETNOTE")
 """The salaries and the hidden table's note."""
 HIDDEN_NAMES = ("salary", "reviews", "topsecretnote", "pay", "rich", "note", "person_id")
@@ -123,6 +124,23 @@ LEAKS = [
     "'            +- Project [x#3]', char(10), '               +- Project [x#4]') AS e))) a "
     "CROSS JOIN hr.people b",
     "SELECT from_json(full_name, concat('`a', char(10), '   +- Project [x#1]` INT')), salary FROM hr.people",
+    # red team: a written name that could be hidden (ambiguous: fails only when it exists), NATURAL JOIN,
+    # hints, samples, set operations, FILTER/WITHIN GROUP, QUALIFY, pipe syntax, whole-row functions, errors
+    "SELECT salary FROM hr.people, (SELECT 1 AS salary)",
+    "SELECT id FROM hr.people NATURAL JOIN (SELECT 1 AS salary)",
+    "SELECT 1 AS salary, salary + 1 FROM hr.people",
+    "SELECT id FROM hr.people CLUSTER BY salary",
+    "SELECT id FROM hr.people TABLESAMPLE (BUCKET 1 OUT OF 2 ON salary)",
+    "SELECT /*+ REPARTITION(2, salary) */ id FROM hr.people",
+    "SELECT p.id FROM hr.people p JOIN sales.customers c ON p.salary <=> c.id",
+    "SELECT id FROM hr.names INTERSECT SELECT salary FROM hr.people",
+    "SELECT count(1) FILTER (WHERE salary > 900000) FROM hr.people",
+    "SELECT listagg(full_name) WITHIN GROUP (ORDER BY salary) FROM hr.people",
+    "SELECT id FROM hr.people QUALIFY row_number() OVER (ORDER BY salary) = 1",
+    "FROM hr.people |> WHERE salary > 900000 |> SELECT id",
+    "SELECT xxhash64(*) FROM hr.people",
+    "SELECT concat_ws(',', *) FROM hr.people",
+    "SELECT raise_error(cast(salary AS string)) FROM hr.people",
     # the hidden table
     "SELECT * FROM hr.reviews",
     "SELECT note FROM hr.reviews",
@@ -250,6 +268,15 @@ def test_naming_a_hidden_column_and_a_missing_one_get_the_same_answer(scoped: Se
     ]
     answers = {outcome(scoped, sql) for sql in probes}
     assert len(answers) == 1 and next(iter(answers))[0]
+
+
+def test_a_name_the_scope_covers_is_refused_whether_or_not_it_exists(scoped: Session) -> None:
+    """Beside a subquery's column of the same name, Spark fails on an ambiguous `salary` and
+    resolves a missing `bonus` to the subquery's: without refusing the written name, running
+    or not would tell which of them hr.people has."""
+    answers = {outcome(scoped, f"SELECT {n} FROM hr.people, (SELECT 1 AS {n})") for n in ("salary", "bonus")}
+    assert len(answers) == 1 and next(iter(answers))[0]
+    assert outcome(scoped, "SELECT nosuch FROM hr.people, (SELECT 1 AS nosuch)") == (False, "nosuch 1 1")
 
 
 def test_star_is_refused_naming_the_visible_columns(scoped: Session) -> None:

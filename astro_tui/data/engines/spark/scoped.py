@@ -4,14 +4,16 @@ Two readings, default deny, both after the guard's own (`guard.py`, `verdict.py`
 
 1. *The text* (`check`, the first gate, in astro's process): only a query runs (SHOW,
    DESCRIBE, EXPLAIN list or print columns); a name in `* EXCEPT (…)` that could be hidden
-   is refused (it names a column without reading it); a line break inside a string or a
-   quoted name is refused, raw or escaped.
+   is refused (it names a column without reading it), and so is NATURAL JOIN (it joins on
+   hidden names too); a line break inside a string or a quoted name is refused, raw or escaped.
 2. *The analyzed plan* (`judge`, on the very plan the verdict walked): every line a node
    of the tree, and proved so (`same_tree`: a second reading under 1–3 more LIMITs, chosen
    at random, must print every line that many levels deeper; a value Spark evaluates while
    analyzing, such as a PIVOT value built with char(10), prints raw and could otherwise
    forge lines of the tree); every table the plan reads (`Relation catalog.db.table[…]`, and views by
-   their `View (…)` node) resolved to its name, and refused when the scope hides it; every
+   their `View (…)` node) resolved to its name, and refused when the scope hides it or would
+   hide, as its column, a word the statement writes (whether or not it has it: an ambiguous
+   name fails only when it exists); every
    hidden column of it is an attribute with an expression id (`salary#12`), and any mention
    of that id above the table — a select list, WHERE, JOIN, GROUP/ORDER BY, a window, a
    subquery, a CTE, a lateral join, `struct(*)`, `hash(*)`, a view's definition — is a read
@@ -104,10 +106,23 @@ def check(sql: str, expected: verdict.Expected, scope: Scope) -> None:
             )
     if tokens and tokens[0].text.upper() == "TABLE":
         return
-    for star in guard._parse(sql, tokens).find_all(exp.Star):
+    parsed = guard._parse(sql, tokens)
+    if any(join.method == "NATURAL" for join in parsed.find_all(exp.Join)):
+        raise GuardError(
+            "refused: while a scope is in force, NATURAL JOIN is refused (it joins on every name the "
+            "two sides share, hidden ones too); write JOIN … USING (…)"
+        )
+    for star in parsed.find_all(exp.Star):
         for named in star.args.get("except_") or []:
             if isinstance(named, exp.Expression) and scope.names_hidden(named.name):
                 raise GuardError(HIDDEN)
+
+
+def _written_names(written: str) -> set[str]:
+    """Every word the text could make Spark resolve as a name: identifiers and keywords (the
+    guard refuses IDENTIFIER('…'), so a string names nothing)."""
+    skip = (TokenType.STRING, TokenType.NUMBER)
+    return {t.text for t in guard._tokens(written) if t.token_type not in skip} if written else set()
 
 
 def _escaped_break(raw: str) -> bool:
@@ -119,6 +134,7 @@ def judge(explain: str, scope: Scope, written: str) -> None:
     """GuardError unless the analyzed plan in `explain` reads nothing the scope hides."""
     parsed, analyzed = verdict._sections(explain)
     nodes = _tree(analyzed)
+    names = _written_names(written)
     stars = bool(_STAR.search("\n".join(parsed[2:]))) or written.lstrip().upper().startswith("TABLE")
     for index, node in enumerate(nodes):
         if node.name == "Relation":
@@ -127,7 +143,7 @@ def judge(explain: str, scope: Scope, written: str) -> None:
                 raise GuardError(UNREADABLE)
             schema, table = found.group(2), found.group(3)
             attrs = _attrs(found.group(4))
-            _judge_source(nodes, index, scope, schema, table, attrs, stars, written)
+            _judge_source(nodes, index, scope, schema, table, attrs, stars, written, names)
         elif node.name == "View":
             found = _VIEW.match(node.text)
             if found is None:
@@ -135,7 +151,7 @@ def judge(explain: str, scope: Scope, written: str) -> None:
             path = [p.replace("``", "`") for p in re.findall(r"`((?:[^`]|``)+)`", found.group(1))]
             if len(path) >= 2:
                 attrs = _attrs(found.group(2))
-                _judge_source(nodes, index, scope, path[-2], path[-1], attrs, stars, written)
+                _judge_source(nodes, index, scope, path[-2], path[-1], attrs, stars, written, names)
         elif node.name.endswith("Relation") and node.name not in _SOURCES:
             raise GuardError(
                 f"refused: while a scope is in force, a {node.name} (not a table of the catalog's "
@@ -232,9 +248,12 @@ def _judge_source(
     attrs: dict[str, str],
     stars: bool,
     written: str,
+    names: set[str],
 ) -> None:
-    """One table or view: not hidden, and none of its hidden columns read or passed to the output."""
-    if scope.hides_table(schema, table):
+    """One table or view: not hidden, no name written that the scope would hide in it (whether
+    or not it has that column: an ambiguous name, `salary` beside `(SELECT 1 AS salary)`, fails
+    only when it has), and none of its hidden columns read or passed to the output."""
+    if scope.hides_table(schema, table) or any(scope.hides_column(schema, table, n) for n in names):
         raise GuardError(HIDDEN)
     hidden = {i for i, name in attrs.items() if scope.hides_column(schema, table, name)}
     if not hidden:
