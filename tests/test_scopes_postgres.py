@@ -154,6 +154,49 @@ LEAKS = [
     "SELECT o.leak FROM orders o",
     "SELECT leak(o) FROM orders o",
     "SELECT count(*) FROM secured",
+    # red team (issue 26): an output name the judge gave and PostgreSQL does not (FigureColname)
+    "SELECT (SELECT salary FROM (SELECT (s.salary).value['k'] FROM "
+    '(SELECT jsonb_each(\'{"a":{"k":1}}\') AS salary) s) q LIMIT 1) FROM hr.people',
+    "SELECT (SELECT salary FROM (SELECT (salary).value['k'] COLLATE \"C\" FROM "
+    '(SELECT jsonb_each(\'{"a":{"k":1}}\') AS salary) s) q LIMIT 1) FROM hr.people',
+    "SELECT q.salary FROM (SELECT (s.salary).value['k'] FROM "
+    '(SELECT jsonb_each(\'{"a":{"k":1}}\') AS salary) s) q',
+    "SELECT (SELECT salary FROM (SELECT CASE WHEN true THEN 1 ELSE s.x END FROM (SELECT 1 AS x) s) q) "
+    "FROM hr.people",
+    "SELECT (SELECT salary FROM (SELECT (SELECT 1 AS x)::int) q) FROM hr.people",
+    "SELECT (SELECT salary FROM (SELECT NULLIF(1, 2)) q) FROM hr.people",
+    # red team: where the hidden columns are, and whether a hidden schema exists
+    "SELECT a FROM hr.people AS p(a, b, c, d, e)",
+    "SELECT a FROM hr.people AS p(a, b, c, d, e, f)",
+    "SELECT salar FROM hr.people p, generate_series(1, 2) g",
+    "SELECT 'a' COLLATE hr.x",
+    "SELECT * FROM jsonb_to_record('{}') AS r(a text COLLATE hr.x)",
+    "SELECT 1 OPERATOR(hr.+) 1",
+    "SELECT 1 OPERATOR(hr.=) ANY (ARRAY[1])",
+    "SELECT 1 ORDER BY 1 USING OPERATOR(hr.<)",
+    "SELECT 'hr.x'::regconfig",
+    "SELECT to_tsvector('hr.nosuch', 'a')",
+    "SELECT ts_lexize('hr.x', 'a')",
+    # red team: names and whole rows by other spellings
+    'SELECT "HR"."People"."salary" FROM "HR"."People"',
+    'SELECT id FROM U&"h\\0072".people WHERE U&"sal\\0061ry" > 0',
+    "WITH people AS (SELECT id FROM hr.people) SELECT people.salary FROM people",
+    "SELECT j.salary FROM hr.people JOIN contractors USING (id) AS j",
+    "SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY salary) FROM hr.people",
+    "SELECT id FROM hr.people TABLESAMPLE BERNOULLI (100) WHERE salary > 0",
+    "SELECT dept FROM hr.people GROUP BY GROUPING SETS ((dept), (salary))",
+    "SELECT GROUPING(salary) FROM hr.people GROUP BY salary",
+    "SELECT (SELECT max(o.amount) FILTER (WHERE salary > 0) FROM orders o) FROM hr.people",
+    "SELECT id FROM hr.people WHERE (salary::text)::date IS NULL",
+    "SELECT x FROM hr.people p, "
+    "xmltable('/a' PASSING xmlelement(name a, p.salary) COLUMNS x text PATH '.') t",
+    "SELECT count(p) FROM hr.people p",
+    "SELECT pg_typeof(p) FROM hr.people p",
+    "SELECT pg_column_size(p) FROM hr.people p",
+    "SELECT num_nonnulls(p.*) FROM hr.people p",
+    "SELECT hashtext(p::text) FROM hr.people p",
+    "SELECT (p.*) = (p.*) FROM hr.people p",
+    "SELECT tableoid::regclass FROM hr.people",
     # whole rows
     "SELECT * FROM hr.people",
     "SELECT p.* FROM hr.people p",
@@ -294,6 +337,9 @@ VISIBLE = {
     "VALUES (1), (2)": [(1,), (2,)],
     "SELECT count(ctid) AS n, count(DISTINCT tableoid) AS t FROM hr.people": [(3, 2)],
     "SELECT (o).amount FROM orders o ORDER BY 1": [(5,), (7,)],
+    "SELECT q.x FROM (SELECT CASE WHEN false THEN 0 ELSE s.x END FROM (SELECT 7 AS x) s) q": [(7,)],
+    "SELECT x.i FROM hr.people AS x(i, n, d) ORDER BY 1 DESC LIMIT 1": [(3,)],
+    "SELECT 'b' COLLATE pg_catalog.\"C\" AS c": [("b",)],
 }
 
 
@@ -347,6 +393,12 @@ def test_naming_a_hidden_column_and_a_missing_one_get_the_same_answer(scoped: Se
     answers = {outcome(scoped, f"SELECT {c} FROM hr.people") for c in ("salary", "nosuch", "salar", "bonus")}
     answers |= {outcome(scoped, "SELECT * FROM hr.reviews"), outcome(scoped, "SELECT * FROM hr.nosuch")}
     answers |= {outcome(scoped, "SELECT p.salary FROM hr.people p"), outcome(scoped, "SELECT * FROM pay")}
+    for c in ("salary", "nosuch"):  # left to the server: a function's output might have had it
+        answers.add(outcome(scoped, f"SELECT {c} FROM hr.people p, generate_series(1, 2) g"))
+    for schema in ("hr", "nosuch"):  # a text search configuration named in a string
+        answers.add(outcome(scoped, f"SELECT to_tsvector('{schema}.x', 'a')"))
+    answers |= {outcome(scoped, "SELECT a FROM hr.people AS p(a, b, c, d, e)")}
+    answers |= {outcome(scoped, "SELECT a FROM hr.people AS p(a, b, c, d, e, f)")}
     assert len(answers) == 1 and next(iter(answers))[0]
 
 

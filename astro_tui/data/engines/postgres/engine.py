@@ -430,6 +430,8 @@ class PostgresEngine(Engine):
                 raise QueryCancelled("query cancelled") from None
             if gone:
                 raise QueryError(f"the server connection was lost: {query_message(exc)}") from None
+            if self.scope and state in scoped.NAME_NOT_FOUND_STATES:
+                raise GuardError(scoped.HIDDEN) from None  # a missing name reads as a hidden one
             message = query_message(exc, primary_only=bool(self.scope))
             raise (fetch.too_wide(message, limits) or QueryError(message)) from None
         finally:

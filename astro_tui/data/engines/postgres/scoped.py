@@ -67,10 +67,27 @@ HIDDEN = (
     "refused: this statement reads or names a schema, table or column that does not exist or that "
     "the scope hides (while a scope is in force, such names are not detailed)"
 )
+NAME_NOT_FOUND_STATES = frozenset({"42703", "42P01", "42704", "3F000"})
+"""The server's "column/relation/object/schema … does not exist": under a scope they get the
+judge's one line, since a name the judge left to the server (one that may be a function's
+output column, a text search configuration named in a string) would otherwise answer a
+missing name differently from a hidden one."""
 _CATALOG = (
     "refused: while a scope is in force, the system catalogs (pg_catalog, information_schema) are "
     "refused: they list what the scope hides"
 )
+_QUALIFIED = (
+    "refused: while a scope is in force, operators and collations are taken from pg_catalog only "
+    "(the server's error for another schema would tell a hidden schema from a missing one)"
+)
+_QUALIFIED_PARTS = {
+    "A_Expr": "name",
+    "SubLink": "operName",
+    "SortBy": "useOp",
+    "CollateClause": "collname",
+    "ColumnDef": "collClause",
+}
+"""Where a statement names an operator or a collation, possibly with its schema."""
 _SYSTEM_SCHEMAS = frozenset({"pg_catalog", "information_schema", "pg_toast"})
 _SYSTEM_COLUMNS = frozenset({"ctid", "xmin", "xmax", "cmin", "cmax", "tableoid"})
 _RELATION_KINDS = frozenset({"r", "p", "v", "m"})
@@ -424,6 +441,11 @@ class _Judgement:
                 types.add(_qualified(_strings(node.get("names"))))
             elif key == "SQLValueFunction" and node.get("op") == "SVFOP_CURRENT_SCHEMA":
                 raise GuardError("refused: current_schema is refused while a scope is in force")
+            elif key in _QUALIFIED_PARTS:
+                part = node.get(_QUALIFIED_PARTS[key])
+                names = _strings(part.get("collname") if isinstance(part, dict) else part)
+                if len(names) > 1 and names[-2].lower() != "pg_catalog":
+                    raise GuardError(_QUALIFIED)
         for schema, _name in relations:
             if schema is not None and schema.lower() in _SYSTEM_SCHEMAS:
                 raise GuardError(_CATALOG)
@@ -605,10 +627,15 @@ class _Judgement:
     def _aliased(
         self, source: Source, alias: dict[str, Any] | None, schema: str | None, default: str | None = None
     ) -> Item:
-        """`AS a(x, y)`: the item's name, and its first columns renamed (hidden ones stay hidden)."""
+        """`AS a(x, y)`: the item's name, and its first columns renamed; a list reaching a hidden
+        column (or past the last) is refused, so the answer never tells where hidden ones are."""
         if not alias:
             return Item(source, default, schema)
         renamed = _strings(alias.get("colnames"))
+        if source.hidden and None not in source.columns:
+            reached = source.columns[: len(renamed)]
+            if len(renamed) > len(source.columns) or any(c in source.hidden for c in reached):
+                raise GuardError(HIDDEN)  # the server's "has 5 columns available" counts hidden ones
         if renamed:
             hidden = {renamed[i] for i, c in enumerate(source.columns[: len(renamed)]) if c in source.hidden}
             rest = source.columns[len(renamed) :]
@@ -845,29 +872,57 @@ def _first_table(items: list[Item]) -> Source:
 
 
 def _figure_name(node: Any) -> str | None:
-    """The output name PostgreSQL gives an expression (FigureColname), where it is plain to see."""
-    if not isinstance(node, dict) or len(node) != 1:
+    """The output name PostgreSQL gives an expression (FigureColname), None where it is not plain
+    to see (a None column matches no name for sure, so outer levels are still searched). A name
+    PostgreSQL does not give would let `salary` stop at the subquery here and reach an outer
+    hidden column on the server."""
+    name, strength = _figure(node)
+    if strength < 0:
         return None
+    return name if strength else "?column?"
+
+
+def _figure(node: Any) -> tuple[str | None, int]:
+    """FigureColnameInternal (parse_target.c) over the raw tree: (name, strength); -1 unknown."""
+    if node is None:
+        return None, 0
+    if not isinstance(node, dict) or len(node) != 1:
+        return None, -1
     ((kind, body),) = node.items()
-    if kind == "ColumnRef":
-        names = _fields(body)
-        return names[-1] if names else None
-    if kind == "A_Indirection":
-        last = body.get("indirection", [])[-1:] if body.get("indirection") else []
-        if last and "String" in last[0]:
-            return str(last[0]["String"]["sval"])
-        return _figure_name(body.get("arg"))
+    if kind in ("ColumnRef", "A_Indirection"):
+        parts = body.get("fields" if kind == "ColumnRef" else "indirection") or []
+        names = [str(f["String"]["sval"]) for f in parts if isinstance(f, dict) and "String" in f]
+        if names:
+            return names[-1], 2
+        return _figure(body.get("arg")) if kind == "A_Indirection" else (None, 0)
     if kind == "FuncCall":
-        return _strings(body.get("funcname"))[-1]
-    if kind == "TypeCast":
-        inner = _figure_name(body.get("arg"))
-        return inner if inner not in (None, "?column?") else _strings(body["typeName"].get("names"))[-1]
-    fixed = {"CaseExpr": "case", "A_ArrayExpr": "array", "RowExpr": "row", "CoalesceExpr": "coalesce"}
+        return _strings(body.get("funcname"))[-1], 2
+    if kind == "A_Expr":
+        return ("nullif", 2) if body.get("kind") == "AEXPR_NULLIF" else (None, 0)
+    if kind in ("TypeCast", "CaseExpr"):
+        name, strength = _figure(body.get("arg" if kind == "TypeCast" else "defresult"))
+        if strength < 0 or strength == 2:
+            return name, strength
+        if kind == "CaseExpr":
+            return "case", 1
+        return _strings(body["typeName"].get("names"))[-1], 1
+    if kind == "CollateClause":
+        return _figure(body.get("arg"))
+    if kind == "SubLink":
+        fixed_link = {"EXISTS_SUBLINK": "exists", "ARRAY_SUBLINK": "array"}.get(str(body.get("subLinkType")))
+        return (fixed_link, 2) if fixed_link else (None, -1)
+    fixed = {
+        "A_ArrayExpr": "array",
+        "RowExpr": "row",
+        "CoalesceExpr": "coalesce",
+        "GroupingFunc": "grouping",
+        "XmlSerialize": "xmlserialize",
+    }
     if kind in fixed:
-        return fixed[kind]
-    if kind in ("A_Const", "A_Expr", "BoolExpr", "NullTest", "BooleanTest"):
-        return "?column?"
-    return None
+        return fixed[kind], 2
+    if kind in ("A_Const", "BoolExpr", "NullTest", "BooleanTest"):
+        return None, 0
+    return None, -1
 
 
 def _literal_array(texts: list[str | None], cast: str = "text[]") -> str:
