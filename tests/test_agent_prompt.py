@@ -21,22 +21,24 @@ def catalog(schemas: int, tables: int) -> Catalog:
 
 
 def test_prompt_does_not_grow_with_tables() -> None:
-    small = system_prompt(catalog(3, 10), db_label="db", notes="", today=TODAY)
-    large = system_prompt(catalog(3, 3_000), db_label="db", notes="", today=TODAY)
+    small = system_prompt(catalog(3, 10), db_label="db", notes="", dialect="DuckDB", today=TODAY)
+    large = system_prompt(catalog(3, 3_000), db_label="db", notes="", dialect="DuckDB", today=TODAY)
     assert len(large) - len(small) <= 10
     assert "s0 (3000 tables)" in large
     assert "9000 tables in all" in large
 
 
 def test_schemas_are_capped() -> None:
-    text = system_prompt(catalog(80, 1), db_label="db", notes="", today=TODAY)
+    text = system_prompt(catalog(80, 1), db_label="db", notes="", dialect="DuckDB", today=TODAY)
     assert "s49 (1 table)" in text and "s50 (" not in text
     assert "… and 30 more schemas (use `ls /`)" in text
 
 
 def test_stable_prefix_then_catalog_notes_and_date() -> None:
-    a = system_prompt(catalog(2, 2), db_label="db", notes="note A", today=TODAY)
-    b = system_prompt(catalog(5, 2), db_label="db", notes="note B", today=dt.date(2025, 6, 2))
+    a = system_prompt(catalog(2, 2), db_label="db", notes="note A", dialect="DuckDB", today=TODAY)
+    b = system_prompt(
+        catalog(5, 2), db_label="db", notes="note B", dialect="DuckDB", today=dt.date(2025, 6, 2)
+    )
     prefix = a[: a.index("# This database")]
     assert b.startswith(prefix)
     assert "You write queries, never answers" in prefix

@@ -189,9 +189,9 @@ def test_bare_names_work_in_the_shell_when_there_is_one_schema(flights: Path) ->
 
 def test_the_model_is_told_bare_names_work(flights: Path, sample_db: Database) -> None:
     with Database.open([str(flights)], Settings()) as db:
-        prompt = system_prompt(db.load_catalog(), db_label="flights.csv", notes="")
+        prompt = system_prompt(db.load_catalog(), db_label="flights.csv", notes="", dialect="DuckDB")
     assert "bare names work" in prompt and "`cat flights`" in prompt and "Tables: flights." in prompt
-    several = system_prompt(sample_db.load_catalog(), db_label="sample", notes="")
+    several = system_prompt(sample_db.load_catalog(), db_label="sample", notes="", dialect="DuckDB")
     assert "bare names work" not in several
 
 

@@ -214,7 +214,7 @@ def test_the_catalog_drops_what_reaches_hidden_things_and_comments_naming_them(c
     assert orders is not None and levels is not None
     assert orders.comment is None and all(c.comment is None for c in orders.columns)
     assert levels.comment == "levels of staff" and [c.name for c in levels.columns] == ["id", "code"]
-    prompt = system_prompt(catalog, db_label=crafted.label, notes="")
+    prompt = system_prompt(catalog, db_label=crafted.label, notes="", dialect="DuckDB")
     for command in ("grep -ri sec /", "grep -ri salary /main", "ls -R /", "grep -ri lvl /"):
         shown = crafted.shell(command).output
         assert secrets_in(shown, "") == [], (command, shown)

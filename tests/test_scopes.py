@@ -290,7 +290,7 @@ def test_the_catalog_hides_the_table_the_column_the_derived_column_and_the_view(
     assert {t.sql_name for t in catalog.tables} == {"hr.people", "main.orders", "main.names"}
     people = catalog.find_table("hr.people")
     assert people is not None and [c.name for c in people.columns] == ["id", "full_name", "dept"]
-    prompt = system_prompt(catalog, db_label=scoped.label, notes="")
+    prompt = system_prompt(catalog, db_label=scoped.label, notes="", dialect="DuckDB")
     assert leaked(prompt, "") == []
 
 

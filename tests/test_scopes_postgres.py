@@ -433,7 +433,7 @@ def test_the_catalog_hides_the_table_the_columns_and_the_views_reading_them(scop
         "dept",
         "agency",
     ]
-    prompt = system_prompt(catalog, db_label=scoped.label, notes="")
+    prompt = system_prompt(catalog, db_label=scoped.label, notes="", dialect=scoped.database().dialect.name)
     assert "public (4 tables)" in prompt and leaked(prompt, "") == []
 
 

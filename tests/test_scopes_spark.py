@@ -296,7 +296,7 @@ def test_the_catalog_hides_the_table_the_column_and_the_views_reading_them(scope
     assert {t.sql_name for t in catalog.tables if t.schema == "hr"} == {"hr.people", "hr.names"}
     people = catalog.find_table("hr.people")
     assert people is not None and [c.name for c in people.columns] == ["id", "full_name", "dept"]
-    prompt = system_prompt(catalog, db_label=scoped.label, notes="")
+    prompt = system_prompt(catalog, db_label=scoped.label, notes="", dialect=scoped.database().dialect.name)
     assert leaked(prompt, "") == []
 
 

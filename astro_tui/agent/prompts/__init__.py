@@ -56,8 +56,8 @@ def system_prompt(
     *,
     db_label: str,
     notes: str,
+    dialect: str,
     today: dt.date | None = None,
-    dialect: str = "DuckDB",
 ) -> str:
     """The system prompt; its size depends on the number of schemas (capped), not of tables."""
     summary = catalog.schema_summary()
