@@ -650,6 +650,7 @@ async def test_hostile_output_renders_inert(
         tree.move_cursor(notes)
         card = app.query_one("#table-card-text", Static)
         await wait_until(pilot, lambda: SHOWN_OSC52 in plain(card))
+        await wait_until(pilot, lambda: SHOWN_OSC52 in render_screen(app, "catalog").text)
         shown = render_screen(app, "catalog")
         assert HOSTILE_TABLE in shown.text, "the table named [bold red]x[/] reads literally"
         assert SHOWN_OSC52 in shown.text and "\\u202eevil\\u202c" in shown.text
