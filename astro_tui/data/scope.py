@@ -3,7 +3,7 @@
 A pattern is `schema`, `schema.table` or `schema.table.column`; `*` matches any run of
 characters, every part is matched case-insensitively, and a part in double quotes may hold
 dots. The catalog every consumer sees is filtered here once (`filter_catalog`, called by
-`Database.load_catalog`); what a statement reads is judged by the engine's guard
+`Database.load_catalog` and `Database.load_outline`); what a statement reads is judged by the engine's guard
 (DuckDB: `engines/duckdb/scoped.py`). Parsed once; a bad pattern is one line.
 """
 
@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from astro_tui.data.catalog_model import Catalog, Schema, Table
+from astro_tui.data.catalog_model import NOT_READ, Catalog, Schema, Table
 from astro_tui.errors import AstroError
 
 
@@ -138,7 +138,7 @@ class Scope:
                 and not _in_views(views, t.database, schema.name, t.name)
             )
             schemas.append(Schema(schema.database, schema.name, tables, schema.comment))
-        return Catalog(tuple(schemas), catalog.databases)
+        return Catalog(tuple(schemas), catalog.databases, catalog.complete)
 
     def _visible_table(self, table: Table, derived: set[tuple[str, ...]]) -> Table:
         def hidden(column: str) -> bool:
@@ -148,6 +148,8 @@ class Scope:
                 for c in derived
             )
 
+        if table.columns is NOT_READ:  # an outline: its tables are filtered, their columns later
+            return table
         columns = tuple(c for c in table.columns if not hidden(c.name))
         keys = tuple(
             fk

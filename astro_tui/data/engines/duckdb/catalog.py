@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from astro_tui.data.catalog_model import Catalog, Column, ForeignKey, Schema, Table
+from astro_tui.data.catalog_model import NOT_READ, Catalog, Column, ForeignKey, Schema, Table
 
 _HIDDEN_SCHEMAS = ("information_schema", "pg_catalog")
 _USER_DBS = "SELECT database_name FROM duckdb_databases() WHERE NOT internal"
@@ -69,15 +69,25 @@ def load_catalog(
             gc.enable()
 
 
+def load_outline(rows: Callable[[str], list[tuple[Any, ...]]]) -> Catalog:
+    """Every schema and table without the columns and keys (`Catalog.complete` false): their
+    queries are most of a catalog's time, and a tree, `ls` or a table count needs neither."""
+    databases = [str(r[0]) for r in rows(_USER_DBS + " ORDER BY database_name")]
+    tables = rows(_TABLES_SQL)
+    schema_comments = {(r[0], r[1]): r[2] for r in rows(_SCHEMAS_SQL)}
+    return _build(databases, tables, None, [], schema_comments)
+
+
 def _build(
     databases: list[str],
     tables: list[tuple[Any, ...]],
-    columns: Iterable[tuple[Any, ...]],
+    columns: Iterable[tuple[Any, ...]] | None,
     constraints: list[tuple[Any, ...]],
     schema_comments: dict[tuple[Any, Any], Any],
 ) -> Catalog:
+    """`columns` None: an outline."""
     multi = len(databases) > 1
-    cols = _group_columns(columns)
+    cols = _group_columns(columns) if columns is not None else None
     pks: dict[_Key, tuple[str, ...]] = {}
     fks: dict[_Key, list[ForeignKey]] = defaultdict(list)
     for d, s, t, kind, names, ref_table, ref_cols, text in constraints:
@@ -100,10 +110,10 @@ def _build(
                 schema=str(s),
                 name=str(t),
                 kind=kind,
-                columns=cols.get((d_oid, oid), ()),
+                columns=cols.get((d_oid, oid), ()) if cols is not None else NOT_READ,
                 comment=comment or None,
-                primary_key=pks.get(key, ()),
-                foreign_keys=tuple(fks.get(key, ())),
+                primary_key=pks.get(key, ()) if cols is not None else NOT_READ,
+                foreign_keys=tuple(fks.get(key, ())) if cols is not None else NOT_READ,
                 row_count=int(size) if size is not None else None,
             )
         )
@@ -116,7 +126,7 @@ def _build(
         )
         for (d, s), ts in sorted(by_schema.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1]).lower()))
     )
-    return Catalog(schemas, tuple(databases) if multi else ())
+    return Catalog(schemas, tuple(databases) if multi else (), complete=cols is not None)
 
 
 def _group_columns(rows: Iterable[tuple[Any, ...]]) -> dict[tuple[Any, Any], tuple[Column, ...]]:
@@ -150,4 +160,6 @@ def with_row_counts(cat: Catalog, counts: dict[str, int], shim: str = "targets")
         return t if n is None else dataclasses.replace(t, kind="table", row_count=n)
 
     schemas = tuple(dataclasses.replace(s, tables=tuple(table(t) for t in s.tables)) for s in cat.schemas)
-    return Catalog(schemas, cat.databases)  # not replace(): that would copy the filled lookup indexes
+    return Catalog(
+        schemas, cat.databases, cat.complete
+    )  # not replace(): that would copy the filled lookup indexes
