@@ -212,12 +212,14 @@ class CatalogPane(Vertical):
         shown = tree.catalog
         if shown is not None and not shown.complete and catalog.complete and _names(shown) == _names(catalog):
             tree.fill(catalog)
+            self.show_status("")
             return
         label = self.session.label
         tables = sum(len(s.tables) for s in catalog.schemas)
         self.border_title = Text(f"Catalog · {inert(label, keep_newlines=False)}")
         self.border_subtitle = f"{counted(len(catalog.schemas), 'schema')} · {counted(tables, 'table')}"
-        self.show_status("" if tables else "no tables in this database")
+        reading = "" if catalog.complete else "reading the columns…"
+        self.show_status(reading if tables else "no tables in this database")
         self.query_one(CatalogTree).load(catalog)
         self.query_one(ShellPane).set_session(self.session, after)
 

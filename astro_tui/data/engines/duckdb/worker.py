@@ -148,6 +148,8 @@ class Connection:
             raise OpenFailed(one_line(exc), stage) from None
         self.setup = setup
         self.warmed = False
+        self.columns_next = False
+        """An outline was just read: the engine asks for the columns next, so no idle warm-up."""
         self._running: Any = None
         self._path = builtins_first(self._con)
         self._definitions: Any = None
@@ -309,6 +311,7 @@ class Connection:
 
             return batches()
 
+        self.columns_next = outline
         if outline:
             return dumps(catalog.load_outline(rows))
         return dumps(catalog.load_catalog(rows, streamed))
@@ -406,7 +409,8 @@ def main() -> None:
 
     threading.Thread(target=interrupter, daemon=True).start()
     while True:
-        if not conn.warmed and not select.select([stdin], [], [], _IDLE_S)[0]:
+        idle = not conn.warmed and not conn.columns_next  # after an outline, the columns come first
+        if idle and not select.select([stdin], [], [], _IDLE_S)[0]:
             with contextlib.suppress(Exception):  # a request will meet the same error, and say it
                 conn.warm()  # idle: paid now, not by a statement
         request = read_frame(stdin)
