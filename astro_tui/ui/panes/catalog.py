@@ -250,10 +250,8 @@ class CatalogPane(Vertical):
         from astro_tui.catalog.vfs import render_card
 
         if table.columns is NOT_READ:
-            if shell is None:
-                return
             self.post_message(self.Card(table, f"{table.sql_name}\n\nreading the columns…"))
-            shell = shell.with_columns()
+            shell = (shell or self.session.metadata_shell()).with_columns()
         node = shell.vfs.node_for_table(table) if shell is not None else None
         card = shell.vfs.card(node) if node is not None else render_card(table)
         self.post_message(self.Card(table, card))
