@@ -229,3 +229,24 @@ async def test_the_tree_shows_before_the_columns_and_fills_in(
             pilot, lambda: [c.label.plain.split()[0] for c in customers.children] == ["id", "email", "region"]
         )
         assert not status.display
+
+
+def test_columns_keep_their_order_whatever_order_duckdb_gives_them(crm: Path) -> None:
+    """The column query is not sorted (DuckDB would hold every row to sort them): each
+    table's columns are put in order here, rows of tables interleaved or reversed alike."""
+    from astro_tui.data.engines.duckdb import catalog
+
+    con = duckdb.connect(str(crm), read_only=True)
+    rows = con.execute(catalog._COLUMNS_SQL).fetchall()
+    ordered = con.execute(
+        "SELECT database_oid, table_oid, column_name FROM duckdb_columns()"
+        " WHERE NOT internal ORDER BY database_oid, table_oid, column_index"
+    ).fetchall()
+    con.close()
+    expected: dict[tuple[int, int], list[str]] = {}
+    for d_oid, t_oid, name in ordered:
+        expected.setdefault((d_oid, t_oid), []).append(name)
+    assert len(rows) == len(ordered) > 8
+    for shuffled in (rows, rows[::-1], rows[1::2] + rows[::2]):
+        grouped = catalog._group_columns(shuffled)
+        assert {k: [c.name for c in v] for k, v in grouped.items()} == expected
