@@ -356,13 +356,9 @@ class WorkerPool:
         """A metadata request of the engine's own (`worker.py`), answered as a pickle."""
         worker = self._take()
         try:
-            worker.clean = False
-            try:  # sent while the file opens: the worker reads it before an idle warm-up can start
-                write_frame(worker.stdin, request)
-            except OSError:
-                worker.wait_ready(self._open_error)  # why it ended, if it could not open the file
-                raise
             worker.wait_ready(self._open_error)
+            worker.clean = False
+            write_frame(worker.stdin, request)
             header = self._header(worker, _Stop(), None, memory=None)
             data = worker.stdout.read(header["pickled"])
             if len(data) != header["pickled"]:
