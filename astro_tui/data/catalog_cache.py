@@ -75,11 +75,6 @@ def _path(key: str) -> Path:
     return _folder() / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.pickle"
 
 
-def has(key: str) -> bool:
-    """Whether an entry is there (not whether it will be read: `read` judges it)."""
-    return _path(key).is_file()
-
-
 def read(key: str) -> Catalog | None:
     try:
         with _path(key).open("rb") as fh:

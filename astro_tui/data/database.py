@@ -80,10 +80,6 @@ class Database:
         the engine reads columns separately, else the whole catalog."""
         return self.scope.filter_catalog(self.engine.load_outline())
 
-    def prefetch(self) -> None:
-        """Start what opening costs in the background (`Engine.prefetch`); returns at once."""
-        self.engine.prefetch()
-
     def ready(self) -> None:
         """Block until statements can run; raise TargetError when the data cannot be opened."""
         self.engine.ready()

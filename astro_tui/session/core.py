@@ -199,15 +199,6 @@ class Session:
                 self._emit(Opened(db.label))
             return self.db
 
-    def prefetch(self) -> None:
-        """Open the database and let its engine start opening the data, without waiting (the
-        app calls this before its first paint); a failure is left for `open()` to report. Not
-        for the sample warehouse, whose first open builds it (`Building`, for the app to show)."""
-        if not self.targets and self.db is None:
-            return
-        with contextlib.suppress(Exception):
-            self.database().prefetch()
-
     def _building(self, text: str) -> None:
         self._emit(Building(text))
 

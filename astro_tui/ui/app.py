@@ -78,8 +78,6 @@ class AstroApp(App[int]):
         self._open_failed = False
         self._layout = PaneLayout()
         self._loop_thread = threading.get_ident()
-        # The data starts opening now, beside Textual's start-up, not after it.
-        threading.Thread(target=session.prefetch, name="astro-prefetch", daemon=True).start()
 
     # ------------------------------------------------------------------ layout
 
@@ -109,8 +107,6 @@ class AstroApp(App[int]):
         self.theme_changed_signal.subscribe(self, ThemeMemory(self, self.settings.theme).changed)
         self._loop_thread = threading.get_ident()
         self.session.listen(self._report)
-        if self.session.db is not None:  # opened by `prefetch` before this listened
-            self._report(ev.Opened(self.session.label))
         self._apply_width(self.size.width)
         self.conversation.question.focus()
         if not self.settings.model_configured:

@@ -108,12 +108,6 @@ class Engine(ABC):
         `data/clients.py`); None where a replay cannot reach it."""
         return None
 
-    def prefetch(self) -> None:
-        """Start, without waiting, what opening will cost (a process, a connection): the app
-        asks at once, while its own start-up runs. Engines that connect while opening have
-        nothing left to start."""
-        return None
-
     def ready(self) -> None:
         """Block until statements can run; raise TargetError when the data cannot be opened.
 

@@ -321,17 +321,6 @@ class DuckDBEngine(Engine):
         self._pool.close()
         self._remove_temp_dirs()
 
-    def prefetch(self) -> None:
-        """The worker starts opening the file now (1–2 s for 10,000 tables) when the catalog
-        must be read from it; a cached one is shown first, and the worker started after it
-        (`ready`), not competing with the app's start for the processor. A command run in
-        this process (`one_shot`) opens the file when it needs it."""
-        from astro_tui.data import catalog_cache
-
-        key = self._catalog_key()
-        if isinstance(self._pool, WorkerPool) and not (key and catalog_cache.has(key)):
-            self._pool.warm()
-
     def ready(self) -> None:
         """Also readies the guard, here and in the worker: the app calls this in the
         background, so the first statement pays for loading neither."""
