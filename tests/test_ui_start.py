@@ -208,7 +208,7 @@ async def test_a_failed_open_says_so_and_ctrl_r_opens_it_once_fixed(tmp_path: Pa
         await wait_until(pilot, lambda: app.session.catalog is not None)
         tree = app.query_one(CatalogTree)
         await wait_until(pilot, lambda: bool(tree.root.children))
-        assert not plain(status).strip() or not app.catalog_pane.query_one("#catalog-status").display
+        await wait_until(pilot, lambda: not plain(status).strip() or not status.display)
         assert isinstance(app, AstroApp) and app.is_running
 
 

@@ -101,6 +101,7 @@ async def ready(pilot: Pilot[Any]) -> AstroApp:
     app = pilot.app
     assert isinstance(app, AstroApp)
     await wait_until(pilot, lambda: app.session.catalog is not None)
+    await wait_until(pilot, lambda: "reading the columns" not in plain(app.query_one("#catalog-status")))
     await wait_until(pilot, lambda: app.query_one(ShellPane).shell is not None)
     if app.settings.model_configured:
         await wait_until(pilot, lambda: app.session.agent is not None or app.session.agent_error is not None)

@@ -41,3 +41,8 @@ def distinct_values(
 def load_catalog(db: Database) -> Catalog:
     """The whole catalog of the opened database, read by its engine."""
     return db.load_catalog()
+
+
+def load_outline(db: Database) -> Catalog:
+    """Every schema and table, their columns perhaps still unread (`Catalog.complete`)."""
+    return db.load_outline()

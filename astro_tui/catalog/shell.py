@@ -5,11 +5,18 @@ tool, so its output is plain text that never floods: whatever a command prints,
 the result is cut to `max_output_lines`/`max_output_chars` with a last line
 saying how much was left out. Errors are one line each, shell style, mixed into
 the output where a terminal would show stderr.
+
+Over an outline (a catalog whose columns are still being read) the names are
+all there, so `ls`, `cd` or `find` answer at once; a command line that touches a
+column (`cat`, `grep`, `ls -l`) raises `ColumnsNotRead` wherever it does, and
+is run again from the start over the whole catalog, once `whole` has it.
 """
 
 from __future__ import annotations
 
 import re
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -26,7 +33,7 @@ from astro_tui.catalog.runtime import (
 )
 from astro_tui.catalog.syntax import Command, Pipeline, Redirect, ShellSyntaxError, Word, parse
 from astro_tui.catalog.vfs import Dir, VirtualFS
-from astro_tui.data.catalog_model import Catalog
+from astro_tui.data.catalog_model import Catalog, ColumnsNotRead
 from astro_tui.errors import error_line
 
 if TYPE_CHECKING:
@@ -51,15 +58,42 @@ class Shell:
         catalog: Catalog,
         db: Database | None = None,
         *,
+        whole: Callable[[], Catalog] | None = None,
         max_output_lines: int = 200,
         max_output_chars: int = 20_000,
     ) -> None:
+        """`whole`: the whole catalog, waited for, when `catalog` is an outline."""
         self.catalog = catalog
         self.db = db
+        self.whole = whole
         self.vfs = VirtualFS(catalog)
         self._ctx = ShellContext(self.vfs, db, run_line=self._run_words)
+        self._lock = threading.RLock()
         self.max_output_lines = max_output_lines
         self.max_output_chars = max_output_chars
+
+    def use(self, catalog: Catalog) -> None:
+        """Go on over `catalog` (the whole of the outline this shell had), in the same folder."""
+        with self._lock:
+            old = self._ctx
+            self.catalog, self.vfs = catalog, VirtualFS(catalog)
+            self._ctx = ShellContext(self.vfs, self.db, run_line=self._run_words, max_lines=old.max_lines)
+            for name in ("cwd", "oldpwd"):
+                path = getattr(old, name)
+                try:
+                    self._ctx.resolve(path)
+                except PathError:
+                    path = "/"
+                setattr(self._ctx, name, path)
+
+    def with_columns(self) -> Shell:
+        """This shell, over the whole catalog (waited for) if it had only the outline."""
+        with self._lock:
+            if not self.catalog.complete:
+                if self.whole is None:
+                    raise ColumnsNotRead("the columns are still being read")
+                self.use(self.whole())
+            return self
 
     @property
     def max_output_lines(self) -> int:
@@ -79,6 +113,19 @@ class Shell:
 
     def run(self, command: str, *, cancel: CancelToken | None = None) -> ShellResult:
         """Run one command line; `cancel` stops the queries it makes (`sample`)."""
+        with self._lock:
+            before = (self._ctx.cwd, self._ctx.oldpwd)
+            try:
+                return self._run(command, cancel)
+            except ColumnsNotRead as exc:
+                try:
+                    self.with_columns()
+                except Exception as failed:  # the catalog could not be read: one line, as any error
+                    return ShellResult(f"astro: {error_line(failed if self.whole else exc)}", EXIT_FAIL)
+            self._ctx.cwd, self._ctx.oldpwd = before
+            return self._run(command, cancel)
+
+    def _run(self, command: str, cancel: CancelToken | None) -> ShellResult:
         try:
             sequence = parse(command)
         except ShellSyntaxError as exc:
@@ -133,6 +180,8 @@ class Shell:
             out = Output([f"usage: {info.usage}", f"  {info.summary}"])
         except UsageError as exc:
             out = usage_error(name, str(exc))
+        except ColumnsNotRead:
+            raise  # `run` reads them and runs the line again
         except Exception as exc:  # a shell reports, it does not crash its caller (pane or model)
             out = Output([], [f"{name}: {error_line(exc)}"], EXIT_FAIL)
         return _redirect(out, command.redirects)

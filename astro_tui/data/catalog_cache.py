@@ -30,7 +30,8 @@ from astro_tui.data.catalog_model import Catalog
 
 _KEEP = 32
 """Entries kept; the least recently written go first."""
-_ALLOWED = frozenset({"Catalog", "Schema", "Table", "Column", "ForeignKey"})
+_ALLOWED = frozenset({"Catalog", "Schema", "Table", "Column", "ForeignKey", "NOT_READ"})
+"""The model's classes, and the one value an outline's tables have for their columns."""
 
 
 class _ModelUnpickler(pickle.Unpickler):

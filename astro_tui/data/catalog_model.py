@@ -1,13 +1,17 @@
 """The catalog as plain, immutable data: what every view of the schema is built from.
 
 Engines read their catalogs into this model (`Engine.load_catalog`); the shell,
-search, the agent and the app only ever see this model.
+search, the agent and the app only ever see this model. An *outline*
+(`Engine.load_outline`, `Catalog.complete` false) has every schema and table but
+not their columns yet: its tables' `columns` (and, where they come with the
+columns, their keys) is `NOT_READ`, which raises `ColumnsNotRead` on any use, so
+no consumer can take "not read" for "none".
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal, NoReturn
 
 TableKind = Literal["table", "view"]
 
@@ -30,6 +34,31 @@ _RESERVED = {
     "ORDER", "OUTER", "PRIMARY", "REFERENCES", "RIGHT", "SELECT", "TABLE", "THEN", "TO",
     "TRUE", "UNION", "UNIQUE", "USING", "WHEN", "WHERE", "WINDOW", "WITH", "USER",
 }  # fmt: skip
+
+
+class ColumnsNotRead(Exception):
+    """A table's columns were used from an outline; read the whole catalog first."""
+
+
+class _NotRead(tuple):  # type: ignore[type-arg]
+    """An outline table's columns or keys: empty, and refusing to be read as if that were the
+    answer."""
+
+    __slots__ = ()
+
+    def _refuse(self, *_: object) -> NoReturn:
+        raise ColumnsNotRead("the columns are still being read")
+
+    __len__ = __iter__ = __getitem__ = __contains__ = __bool__ = _refuse  # type: ignore[assignment]
+
+    def __reduce__(self) -> str:
+        return "NOT_READ"
+
+    def __repr__(self) -> str:
+        return "NOT_READ"
+
+
+NOT_READ: tuple[Any, ...] = _NotRead()
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,10 +122,12 @@ class Schema:
 
 @dataclass(frozen=True, slots=True)
 class Catalog:
-    """Schemas in display order; `databases` lists attached names when there are several."""
+    """Schemas in display order; `databases` lists attached names when there are several;
+    `complete` is false for an outline (see the module docstring)."""
 
     schemas: tuple[Schema, ...]
     databases: tuple[str, ...] = ()
+    complete: bool = True
     _by_key: dict[tuple[str | None, str, str], Table] = field(default_factory=dict, compare=False, repr=False)
     _by_name: dict[str, list[Table]] = field(default_factory=dict, compare=False, repr=False)
     _by_schema_name: dict[tuple[str, str], list[Table]] = field(
@@ -113,9 +144,9 @@ class Catalog:
                 by_name.setdefault(table_lower, []).append(table)
                 by_schema_name.setdefault((schema_lower, table_lower), []).append(table)
 
-    def __reduce__(self) -> tuple[type[Catalog], tuple[tuple[Schema, ...], tuple[str, ...]]]:
+    def __reduce__(self) -> tuple[type[Catalog], tuple[tuple[Schema, ...], tuple[str, ...], bool]]:
         """Pickled without its lookup indexes; they are rebuilt on load (`catalog_cache`)."""
-        return (Catalog, (self.schemas, self.databases))
+        return (Catalog, (self.schemas, self.databases, self.complete))
 
     @property
     def multi_database(self) -> bool:
@@ -142,6 +173,10 @@ class Catalog:
         else:
             matches = self._by_name.get(parts[0].lower(), [])
         return matches[0] if len(matches) == 1 else None
+
+    def counterpart(self, table: Table) -> Table | None:
+        """This catalog's table of the same name as `table` (of an outline, say)."""
+        return self._by_key.get((table.database, table.schema.lower(), table.name.lower()))
 
     def schema_summary(self) -> list[tuple[str, int]]:
         """(schema path, table count) pairs: the part of the catalog a prompt can afford."""

@@ -75,6 +75,11 @@ class Database:
         """The engine's catalog without what the scope hides: every consumer reads this one."""
         return self.scope.filter_catalog(self.engine.load_catalog())
 
+    def load_outline(self) -> Catalog:
+        """Schemas and tables first, filtered alike: an outline (`Catalog.complete` false) when
+        the engine reads columns separately, else the whole catalog."""
+        return self.scope.filter_catalog(self.engine.load_outline())
+
     def ready(self) -> None:
         """Block until statements can run; raise TargetError when the data cannot be opened."""
         self.engine.ready()

@@ -3,9 +3,10 @@
 A pattern is `schema`, `schema.table` or `schema.table.column`; `*` matches any run of
 characters, every part is matched case-insensitively, and a part in double quotes may hold
 dots. The catalog every consumer sees is filtered here once (`filter_catalog`, called by
-`Database.load_catalog`); what a statement reads is judged by the engine's guard
-(DuckDB: `engines/duckdb/scoped.py`, PostgreSQL: `engines/postgres/scoped.py`, Spark:
-`engines/spark/scoped.py`). Parsed once; a bad pattern is one line.
+`Database.load_catalog` and `Database.load_outline`); what a statement reads is judged by
+the engine's guard (DuckDB: `engines/duckdb/scoped.py`, PostgreSQL:
+`engines/postgres/scoped.py`, Spark: `engines/spark/scoped.py`). Parsed once; a bad pattern
+is one line.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
-from astro_tui.data.catalog_model import Catalog, Schema, Table
+from astro_tui.data.catalog_model import NOT_READ, Catalog, Schema, Table
 from astro_tui.errors import AstroError
 
 
@@ -175,13 +176,17 @@ class Scope:
                 if not self.hides_table(schema.name, t.name)
                 and not _in_views(views, t.database, schema.name, t.name)
             ]
-            kept = tuple(shown for t, shown in tables if shown.columns or not t.columns)  # all hidden: gone
+            kept = tuple(  # a table whose every column is hidden is gone (known once its columns are)
+                shown for t, shown in tables if t.columns is NOT_READ or shown.columns or not t.columns
+            )
             schemas.append(Schema(schema.database, schema.name, kept, said(schema.comment)))
-        return Catalog(tuple(schemas), catalog.databases)
+        return Catalog(tuple(schemas), catalog.databases, catalog.complete)
 
     def _visible_table(
         self, table: Table, derived: set[tuple[str, ...]], said: Callable[[str | None], str | None]
     ) -> Table:
+        if table.columns is NOT_READ:  # an outline: its tables are filtered, their columns later
+            return replace(table, comment=said(table.comment))
         place = (table.schema.lower(), table.name.lower())
         mine = {
             c[3]

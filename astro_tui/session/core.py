@@ -10,10 +10,12 @@ reads a catalog or builds the agent by itself. A session's life, top to bottom:
    opened yet.
 2. **Opened** by `open()`, or on first use. `database()` is where a database is
    opened (`Database.open`; the sample warehouse is built first on a first run,
-   `Building`), then `Opened`. `read_catalog()` reads the catalog (`CatalogLoaded`;
-   a cached one can be on screen before the database can run anything), and `open()`
-   waits until statements run. A failure is an `OpenFailed` or `CatalogFailed` event
-   and an `AstroError` raised; `retry_open()` tries again.
+   `Building`), then `Opened`. `read_catalog()` reads the catalog: where the engine
+   reads columns apart, the schemas and tables first (`CatalogOutlined`: a tree and
+   `ls` need no more), then the whole of it (`CatalogLoaded`; a cached one can be on
+   screen before the database can run anything); `open()` waits until statements run.
+   Whatever needs columns (the agent, a card, `cat`, `grep`) waits for the whole. A
+   failure is an `OpenFailed` or `CatalogFailed` event and an `AstroError` raised; `retry_open()` tries again.
 3. **Used by the person.** `sql()` runs one guarded statement with the settings'
    limits, under a cancel token `cancel_sql()` fires; `preview()` shows a table's
    first rows; `shell()` runs the metadata shell, its `cd` kept. Every result joins
@@ -52,6 +54,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from astro_tui.data.cancel import CancelToken
+from astro_tui.data.catalog_model import NOT_READ
 from astro_tui.data.errors import DataError, TargetError
 from astro_tui.errors import AstroError, error_line
 from astro_tui.session.events import (
@@ -60,6 +63,7 @@ from astro_tui.session.events import (
     Building,
     CatalogFailed,
     CatalogLoaded,
+    CatalogOutlined,
     ExportFinished,
     Opened,
     OpenFailed,
@@ -119,6 +123,9 @@ class Session:
         self.state_dir = state_dir
         self.db: Database | None = None
         self.catalog: Catalog | None = None
+        """The whole catalog, once read."""
+        self._outline: Catalog | None = None
+        self._catalog_lock = threading.Lock()
         self._client = client
         self._owns_db = True
         self._listeners: list[Listener] = []
@@ -196,21 +203,40 @@ class Session:
         self._emit(Building(text))
 
     def read_catalog(self) -> Catalog:
-        """Read the catalog (again): a cached one can come before the database runs anything."""
-        from astro_tui.catalog.introspect import load_catalog
+        """Read the catalog (again), its outline first: a cached one can come before the
+        database runs anything."""
+        with self._catalog_lock:
+            self.catalog = self._outline = None
+            return self._read(whole=True)
+
+    def _read(self, *, whole: bool) -> Catalog:
+        """With the catalog lock held: the outline if none is read yet, then (`whole`) the
+        columns; the whole catalog, or the outline."""
+        from astro_tui.catalog.introspect import load_catalog, load_outline
 
         db = self.database()
         try:
-            catalog = load_catalog(db)
+            if self.catalog is None and self._outline is None:
+                found = load_outline(db)
+                if found.complete:
+                    self.catalog = found
+                else:
+                    self._outline = found
+                    self._emit(CatalogOutlined(found))
+            if self.catalog is None and whole:
+                self.catalog = load_catalog(db)
         except TargetError as exc:
             raise self._open_failed(exc) from None
         except Exception as exc:
             message = f"cannot read the catalog: {error_line(exc)}"
             self._emit(CatalogFailed(message))
             raise DataError(message) from exc
-        self.catalog = catalog
-        self._emit(CatalogLoaded(catalog))
-        return catalog
+        if self.catalog is not None:
+            self._outline = None
+            self._emit(CatalogLoaded(self.catalog))
+            return self.catalog
+        assert self._outline is not None
+        return self._outline
 
     def retry_open(self) -> None:
         """After a failure: the server may be back, the file fixed or its lock released."""
@@ -233,7 +259,20 @@ class Session:
         return exc if isinstance(exc, AstroError) else TargetError(message)
 
     def _catalog(self) -> Catalog:
-        return self.catalog if self.catalog is not None else self.read_catalog()
+        """The whole catalog: read now, or waited for while another thread reads it."""
+        found = self.catalog
+        if found is not None:
+            return found
+        with self._catalog_lock:
+            return self.catalog if self.catalog is not None else self._read(whole=True)
+
+    def _names(self) -> Catalog:
+        """The catalog as far as it is read: at least every schema and table."""
+        found = self.catalog or self._outline
+        if found is not None:
+            return found
+        with self._catalog_lock:
+            return self.catalog or self._outline or self._read(whole=False)
 
     # ------------------------------------------------------------------ the person's queries
 
@@ -280,6 +319,8 @@ class Session:
         from astro_tui.catalog.introspect import sample_values
 
         try:
+            if table.columns is NOT_READ:  # a table of the outline: its columns are named under a scope
+                table = self._catalog().counterpart(table) or table
             result = sample_values(self.database(), table, limit=limit)
         except Exception as exc:
             self._emit(QueryFailed("preview", error_line(exc)))
@@ -287,14 +328,17 @@ class Session:
         return self._log("preview", result, label=table.name)
 
     def metadata_shell(self) -> Shell:
-        """The person's metadata shell over the catalog, built on first use (it imports the
-        grep machinery: a moment)."""
+        """The person's metadata shell, built on first use (it imports the grep machinery: a
+        moment) over the catalog as far as it is read; a command that needs columns waits
+        for the whole catalog (`Shell.run`)."""
         from astro_tui.catalog.shell import Shell
 
-        catalog = self._catalog()
+        catalog = self._names()
         with self._shell_lock:
-            if self._shell is None or self._shell.catalog is not catalog:
-                self._shell = Shell(catalog, self.database())
+            if self._shell is None or (self._shell.catalog is not catalog and self._shell.catalog.complete):
+                self._shell = Shell(catalog, self.database(), whole=self._catalog)
+            elif self._shell.catalog is not catalog:  # its outline, now whole
+                self._shell.use(catalog)
             return self._shell
 
     def shell(self, command: str, *, cancel: CancelToken | None = None) -> ShellResult:

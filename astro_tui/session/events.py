@@ -37,6 +37,14 @@ class OpenFailed:
 
 
 @dataclass(frozen=True, slots=True)
+class CatalogOutlined:
+    """Every schema and table, their columns still being read (`Catalog.complete` false);
+    `CatalogLoaded` follows with the whole catalog."""
+
+    catalog: Catalog
+
+
+@dataclass(frozen=True, slots=True)
 class CatalogLoaded:
     catalog: Catalog
 
@@ -86,6 +94,7 @@ SessionEvent = (
     Building
     | Opened
     | OpenFailed
+    | CatalogOutlined
     | CatalogLoaded
     | CatalogFailed
     | AgentReady

@@ -86,6 +86,11 @@ class Engine(ABC):
     def load_catalog(self) -> Catalog:
         """Schemas, tables, views, columns, keys and row estimates in a few set-based requests."""
 
+    def load_outline(self) -> Catalog:
+        """Schemas and tables, their columns perhaps not yet (`Catalog.complete`): what can be
+        shown first. An engine whose catalog comes in one read gives it whole."""
+        return self.load_catalog()
+
     @abstractmethod
     def check(self, sql: str, *, timeout: float | None = None) -> str:
         """The statement to run if it is exactly one read-only statement; else raise GuardError.

@@ -3,6 +3,8 @@
 Nodes are added only when their parent is opened, a few hundred at a time, so
 a 10,000-table schema costs nothing until the user asks for it and never
 stalls the screen. Names and comments come from the database: always inert.
+The tree can show an outline (schemas and tables, the columns still being
+read): a table opened then, or its card, shows the columns once they are read.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from textual.message import Message
 from textual.widgets import Static, Tree
 from textual.widgets.tree import TreeNode
 
+from astro_tui.data.catalog_model import NOT_READ
 from astro_tui.errors import AstroError
 from astro_tui.text import inert
 from astro_tui.ui.actions import bindings
@@ -38,7 +41,7 @@ CHUNK = 500
 
 @dataclass(frozen=True, slots=True)
 class Node:
-    kind: Literal["schema", "table", "column", "more"]
+    kind: Literal["schema", "table", "column", "more", "reading"]
     schema: Schema | None = None
     table: Table | None = None
     column: Column | None = None
@@ -61,6 +64,9 @@ class CatalogTree(Tree[Node]):
         super().__init__(Text("catalog"), id="catalog-tree")
         self.show_root = False
         self.guide_depth = 2
+        self.catalog: Catalog | None = None
+        self._waiting: list[TreeNode[Node]] = []
+        """Tables opened while the columns were being read."""
 
     def render_label(self, node: TreeNode[Node], base_style: Style, style: Style) -> Text:
         """A label wider than the pane ends in `…` (the card below has it whole): a horizontal
@@ -76,6 +82,7 @@ class CatalogTree(Tree[Node]):
 
     def load(self, catalog: Catalog) -> None:
         self.clear()
+        self.catalog, self._waiting = catalog, []
         for schema in catalog.schemas:
             name = f"{schema.database}.{schema.name}" if schema.database else schema.name
             label = inert_text(name, "bold", keep_newlines=False)
@@ -94,10 +101,30 @@ class CatalogTree(Tree[Node]):
         if data.kind == "schema" and data.schema is not None:
             self._add_tables(node, data.schema, 0)
         elif data.kind == "table" and data.table is not None:
-            for column in data.table.columns:
-                label = inert_text(column.name, keep_newlines=False)
-                label.append(f"  {inert(column.type, keep_newlines=False)}", "dim")
-                node.add_leaf(label, Node("column", table=data.table, column=column))
+            self._add_columns(node, data.table)
+
+    def _add_columns(self, node: TreeNode[Node], table: Table) -> None:
+        if table.columns is NOT_READ:
+            whole = self.catalog.counterpart(table) if self.catalog and self.catalog.complete else None
+            if whole is None:
+                node.add_leaf(Text("reading the columns…", style="italic dim"), Node("reading", table=table))
+                self._waiting.append(node)
+                return
+            table = whole
+            node.data = Node("table", schema=node.data.schema if node.data else None, table=table)
+        for column in table.columns:
+            label = inert_text(column.name, keep_newlines=False)
+            label.append(f"  {inert(column.type, keep_newlines=False)}", "dim")
+            node.add_leaf(label, Node("column", table=table, column=column))
+
+    def fill(self, catalog: Catalog) -> None:
+        """The whole catalog of the outline shown: the tables opened meanwhile get their columns."""
+        self.catalog, waiting, self._waiting = catalog, self._waiting, []
+        for node in waiting:
+            if node.data is None or node.data.table is None:
+                continue
+            node.remove_children()
+            self._add_columns(node, node.data.table)
 
     def _add_tables(self, parent: TreeNode[Node], schema: Schema, offset: int) -> None:
         tables = schema.tables[offset : offset + CHUNK]
@@ -107,7 +134,8 @@ class CatalogTree(Tree[Node]):
                 label.append("  view", "italic dim")
             if table.row_count is not None:
                 label.append(f"  {_count(table.row_count)}", "dim")
-            parent.add(label, Node("table", schema=schema, table=table), allow_expand=bool(table.columns))
+            expand = table.columns is NOT_READ or bool(table.columns)
+            parent.add(label, Node("table", schema=schema, table=table), allow_expand=expand)
         rest = len(schema.tables) - offset - len(tables)
         if rest > 0:
             more = Text(f"… {rest:,} more (enter)", style="italic dim")
@@ -179,11 +207,19 @@ class CatalogPane(Vertical):
         status.display = bool(text)
 
     def set_catalog(self, catalog: Catalog, after: threading.Event | None = None) -> None:
+        """Show the catalog; the whole catalog of the outline shown fills it in, in place."""
+        tree = self.query_one(CatalogTree)
+        shown = tree.catalog
+        if shown is not None and not shown.complete and catalog.complete and _names(shown) == _names(catalog):
+            tree.fill(catalog)
+            self.show_status("")
+            return
         label = self.session.label
         tables = sum(len(s.tables) for s in catalog.schemas)
         self.border_title = Text(f"Catalog · {inert(label, keep_newlines=False)}")
         self.border_subtitle = f"{counted(len(catalog.schemas), 'schema')} · {counted(tables, 'table')}"
-        self.show_status("" if tables else "no tables in this database")
+        reading = "" if catalog.complete else "reading the columns…"
+        self.show_status(reading if tables else "no tables in this database")
         self.query_one(CatalogTree).load(catalog)
         self.query_one(ShellPane).set_session(self.session, after)
 
@@ -209,9 +245,13 @@ class CatalogPane(Vertical):
 
     @work(thread=True, exclusive=True, group="card", exit_on_error=False, description="render card")
     def _render_card(self, table: Table, shell: Any) -> None:
-        """The same card `cat` prints, including the tables that reference this one."""
+        """The same card `cat` prints, including the tables that reference this one; of a table
+        of the outline, once the columns are read."""
         from astro_tui.catalog.vfs import render_card
 
+        if table.columns is NOT_READ:
+            self.post_message(self.Card(table, f"{table.sql_name}\n\nreading the columns…"))
+            shell = (shell or self.session.metadata_shell()).with_columns()
         node = shell.vfs.node_for_table(table) if shell is not None else None
         card = shell.vfs.card(node) if node is not None else render_card(table)
         self.post_message(self.Card(table, card))
@@ -222,3 +262,9 @@ class CatalogPane(Vertical):
         card = self.query_one("#table-card")
         card.display = True
         card.scroll_home(animate=False)
+
+
+def _names(catalog: Catalog) -> list[tuple[str | None, str, int]]:
+    """What the tree shows before a table is opened: an outline and its whole catalog agree on
+    it unless the database changed in between."""
+    return [(s.database, s.name, len(s.tables)) for s in catalog.schemas]

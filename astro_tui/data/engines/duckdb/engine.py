@@ -77,6 +77,8 @@ _PROSE_LINES = 200
 _SPLIT_SHARE = 0.1
 _FIRST_PASS_CHARS = 2000
 """What a statement keeps of its time limit when its check took nearly all of it."""
+_OUTLINE = "\0outline"
+"""Appended to a catalog's cache key for its outline (schemas and tables, no columns)."""
 
 
 class DuckDBEngine(Engine):
@@ -375,11 +377,26 @@ class DuckDBEngine(Engine):
         more = f", … {len(made) - _LISTED_TABLES} more" if len(made) > _LISTED_TABLES else ""
         return QueryError(f"{message}\nTables from your files: {', '.join(made[:_LISTED_TABLES])}{more}")
 
+    def load_outline(self) -> Catalog:
+        """The whole catalog from the cache; else the schemas and tables alone (from the cache,
+        or read by the worker without the column query, most of a catalog's time)."""
+        from astro_tui.data import catalog_cache
+
+        key = self._catalog_key()
+        cached = catalog_cache.read(key) if key else None
+        if cached is None:
+            cached = catalog_cache.read(key + _OUTLINE) if key else None
+        if cached is None:
+            data = self._pool.meta({"meta": "outline"})
+            cached = catalog_cache.loads(data)
+            if key and self._catalog_key() == key:
+                catalog_cache.write(key + _OUTLINE, data)
+        return self._shown(cached)
+
     def load_catalog(self) -> Catalog:
         """From the cache when the file is as it was (no process is started for it); else read
         by the worker, and kept only if the file did not change while it was read."""
         from astro_tui.data import catalog_cache
-        from astro_tui.data.engines.duckdb import catalog
 
         key = self._catalog_key()
         cached = catalog_cache.read(key) if key else None
@@ -388,7 +405,13 @@ class DuckDBEngine(Engine):
             cached = catalog_cache.loads(data)
             if key and self._catalog_key() == key:
                 catalog_cache.write(key, data)
-        found = catalog.with_row_counts(cached, self._parquet_rows)
+        return self._shown(cached)
+
+    def _shown(self, found: Catalog) -> Catalog:
+        """Views over Parquet files as tables, and without what the scope hides."""
+        from astro_tui.data.engines.duckdb import catalog
+
+        found = catalog.with_row_counts(found, self._parquet_rows)
         if not self.scope:
             return found
         hidden = json.loads(self._pool.meta({"meta": "hidden"}))  # views, generated columns reading it

@@ -19,8 +19,9 @@ parent sends the setup, the child answers `ready` (or the error); then:
   on the pipe, or for a larger result the path of an Arrow file in /dev/shm
   (mode 0600) that the parent maps; the rows are streamed from DuckDB to either,
   never held whole here;
-- the engine's own catalog request (`{"meta": "catalog"}`) → `pickled`, the length
-  of the pickle (the catalog model) that follows.
+- the engine's own catalog requests (`{"meta": "catalog"}`, or `"outline"` for the
+  schemas and tables without columns) → `pickled`, the length of the pickle (the
+  catalog model) that follows.
 A byte on a second pipe (its descriptor is the first argument) interrupts the
 running statement; a signal would do, but threads started while DuckDB and
 Arrow load would take it and die.
@@ -147,6 +148,8 @@ class Connection:
             raise OpenFailed(one_line(exc), stage) from None
         self.setup = setup
         self.warmed = False
+        self.columns_next = False
+        """An outline was just read: the engine asks for the columns next, so no idle warm-up."""
         self._running: Any = None
         self._path = builtins_first(self._con)
         self._definitions: Any = None
@@ -273,7 +276,7 @@ class Connection:
         because they read something hidden (JSON)."""
         if request.get("meta") == "hidden":
             return json.dumps(self.scope().hidden_derived()).encode()
-        return self.catalog()
+        return self.catalog(outline=request.get("meta") == "outline")
 
     def scope(self) -> Any:
         """The scope's guard over this connection (`scoped.ScopeGuard`), built once."""
@@ -284,10 +287,10 @@ class Connection:
             self._scope = ScopeGuard(Scope.parse(self.setup.get("hide", ())), self.cursor, self.trusted)
         return self._scope
 
-    def catalog(self) -> bytes:
+    def catalog(self, *, outline: bool = False) -> bytes:
         """The engine's own catalog request (never user or model SQL), as a pickle, the
         built-ins first: the file's `main.duckdb_tables()` must not write the catalog the
-        model reads."""
+        model reads. `outline`: without the columns (`catalog.load_outline`)."""
         from astro_tui.data.catalog_cache import dumps
         from astro_tui.data.engines.duckdb import catalog
 
@@ -313,6 +316,9 @@ class Connection:
 
             return batches()
 
+        self.columns_next = outline
+        if outline:
+            return dumps(catalog.load_outline(rows))
         return dumps(catalog.load_catalog(rows, streamed))
 
     def close(self) -> None:
@@ -408,7 +414,8 @@ def main() -> None:
 
     threading.Thread(target=interrupter, daemon=True).start()
     while True:
-        if not conn.warmed and not select.select([stdin], [], [], _IDLE_S)[0]:
+        idle = not conn.warmed and not conn.columns_next  # after an outline, the columns come first
+        if idle and not select.select([stdin], [], [], _IDLE_S)[0]:
             with contextlib.suppress(Exception):  # a request will meet the same error, and say it
                 conn.warm()  # idle: paid now, not by a statement
         request = read_frame(stdin)
