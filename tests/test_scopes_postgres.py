@@ -26,6 +26,7 @@ from astro_tui.mcp.server import AstroServer
 from astro_tui.session import Session
 from tests.pg_server import OWNER, PgServer
 from tests.test_mcp import call, text
+from tests.test_scopes import outcome
 
 DATABASE = "scopes"
 HIDE = ("hr.people.salary", "hr.reviews")
@@ -355,18 +356,6 @@ def scopes_db(pg_server: PgServer) -> str:
 def scoped(scopes_db: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
     with Session([scopes_db], Settings(hide=HIDE), state_dir=tmp_path_factory.mktemp("state")) as session:
         yield session.open()
-
-
-def outcome(session: Session, sql: str) -> tuple[bool, str]:
-    """(refused, everything shown): the error's line, or every cell and column name."""
-    try:
-        result = session.sql(sql).result
-    except AstroError as exc:
-        return True, str(exc)
-    shown = " ".join(result.table.column_names)
-    for column in result.table.columns:
-        shown += " " + " ".join(str(v) for v in column.to_pylist())
-    return False, shown
 
 
 def leaked(shown: str, written: str) -> list[str]:
