@@ -264,6 +264,28 @@ def test_naming_a_hidden_thing_and_a_missing_one_get_the_same_answer(
     assert_same_refusal(scoped, hidden, missing)
 
 
+BESIDE = [
+    "SELECT {} FROM hr.people, (SELECT 1 AS {})",
+    "SELECT id FROM hr.people NATURAL JOIN (SELECT 1 AS id, 1 AS {})",
+    "SELECT id FROM hr.people NATURAL JOIN (SELECT 1 AS id, 1 AS '{}')",
+    "SELECT p.id FROM hr.people p, (SELECT 1 AS {}) q WHERE {} = 1",
+]
+"""A written name beside a column of that name: DuckDB's binding fails (ambiguous) only where
+the table has it, so these tell whether a hidden column exists unless the name is refused."""
+
+
+def test_a_name_the_scope_covers_is_refused_whether_or_not_the_table_has_it(
+    db_file: Path, tmp_path: Path
+) -> None:
+    settings = Settings(hide=(*HIDE, "hr.people.ghost"))
+    with Session([str(db_file)], settings, state_dir=tmp_path) as session:
+        session.open()
+        for shape in BESIDE:
+            hidden, covered = (outcome(session, shape.format(n, n)) for n in ("salary", "ghost"))
+            assert hidden[0] and hidden == covered, shape
+            assert not outcome(session, shape.format("nosuch", "nosuch"))[0], shape
+
+
 def assert_same_refusal(session: Session, hidden: str, missing: str) -> None:
     shown = outcome(session, hidden)
     assert shown[0] and shown == outcome(session, missing)

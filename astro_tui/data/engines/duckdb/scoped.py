@@ -29,7 +29,10 @@ never lists a hidden name, and any other refusal or error that names something h
 statement does not is replaced by it (`veil`). `*` is refused, not expanded: when the
 statement has a `*` and names a table with hidden columns, the refusal lists its visible
 ones — whether or not the `*` is what read a hidden column, so that `SELECT *, salary` and
-`SELECT *, nosuch` read alike.
+`SELECT *, nosuch` read alike. A word the statement writes (outside comments) that the
+scope would hide as a column of a table it scans is refused whether or not that column
+exists: `salary` beside `(SELECT 1 AS salary)` is ambiguous, and fails to bind, only where
+it does.
 """
 
 from __future__ import annotations
@@ -68,6 +71,7 @@ _PLAN = (
     "SELECT system.main.json_serialize_plan(?, skip_null := true, skip_empty := true, "
     "skip_default := true, optimize := false)"
 )
+_WORD = re.compile(r"\w+")
 _HINTS = re.compile(r"\s*(Did you mean|Candidate (bindings|tables|functions)|LINE \d+:).*", re.S | re.I)
 
 
@@ -102,8 +106,9 @@ class ScopeGuard:
                         "cannot be checked (EXPLAIN, a Parquet scan)"
                     )
                 raise _Hidden
+            words = _written_words(statement)
             for node in walk(tree.get("plans", [])):
-                self._judge_step(node)
+                self._judge_step(node, words)
             if self.definitions.hidden_enum(tree):
                 raise _Hidden
         except _Hidden:
@@ -303,7 +308,7 @@ class ScopeGuard:
             made.close()
         return [(str(a), str(b), str(c), str(d)) for a, b, c, d in rows]
 
-    def _judge_step(self, node: dict[str, Any]) -> None:
+    def _judge_step(self, node: dict[str, Any], words: set[str]) -> None:
         step = node.get("type")
         if not isinstance(step, str) or not step.startswith("LOGICAL_"):
             return
@@ -315,15 +320,17 @@ class ScopeGuard:
         path = [str(p) for p in (node.get("qname") or {}).get("path") or []]
         data = node.get("function_data")
         if path == ["seq_scan"] and isinstance(data, dict):
-            self._judge_scan(node, data)
+            self._judge_scan(node, data, words)
             return
         if len(path) == 3 and path[0].lower() == "system" and path[2].lower() in _GENERATORS:
             return
         raise GuardError(_TABLE_FUNCTIONS)
 
-    def _judge_scan(self, node: dict[str, Any], data: dict[str, Any]) -> None:
+    def _judge_scan(self, node: dict[str, Any], data: dict[str, Any], words: set[str]) -> None:
         catalog, schema, table = (str(data.get(k, "")) for k in ("catalog", "schema", "table"))
         if not schema or not table or self.scope.hides_table(schema, table):
+            raise _Hidden
+        if any(self.scope.hides_column(schema, table, w) for w in words):
             raise _Hidden
         names = [str(n) for n in node.get("names") or []]
         if names and all(self.scope.hides_column(schema, table, n) for n in names):
@@ -351,6 +358,25 @@ class _Parse:
     """A name in `* EXCLUDE/REPLACE/RENAME` that could be a hidden one."""
     tables: list[tuple[str, ...]] = field(default_factory=list)
     """Every table as written: (catalog, schema, name)."""
+
+
+def _written_words(sql: str) -> set[str]:
+    """Every name the text could make DuckDB bind: quoted identifiers whole, and each word of
+    any other token but a comment (strings too: `AS 'x'` names a column)."""
+    try:
+        tokens = duckdb.tokenize(sql)
+    except Exception:  # a text DuckDB cannot split: every word counts
+        return set(_WORD.findall(sql))
+    ends = [start for start, _ in tokens[1:]] + [len(sql)]
+    words: set[str] = set()
+    for (start, kind), end in zip(tokens, ends, strict=True):
+        if kind == duckdb.token_type.comment:
+            continue
+        text = sql[start:end].strip()
+        if kind == duckdb.token_type.identifier and len(text) >= 2 and text[0] == text[-1] == '"':
+            words.add(text[1:-1].replace('""', '"'))
+        words.update(_WORD.findall(text))
+    return words
 
 
 def _has_star_argument(node: dict[str, Any]) -> bool:
