@@ -124,6 +124,19 @@ def test_a_scope_filters_the_outline_and_the_columns(own_cache: Path, crm: Path,
         assert session.shell("grep -ril salaries /").exit_code == 1
 
 
+def test_a_table_whose_every_column_is_hidden_is_never_in_the_outline(
+    own_cache: Path, crm: Path, tmp_path: Path
+) -> None:
+    """Only its columns can tell that every one is hidden, so under a scope that hides columns
+    the first open reads them before anything is shown."""
+    settings = Settings(hide=("sales.customers.*i*", "sales.customers.email"))
+    with Database.open([str(crm)], settings) as db:
+        outline = db.load_outline()
+    assert outline.complete and _names(outline) == ["hr.salaries", "sales.big_orders", "sales.orders"]
+    with Session([str(crm)], settings, state_dir=tmp_path / "state") as session:
+        assert "customers" not in session.shell("ls /sales").output
+
+
 def test_ls_needs_no_columns_and_cat_meanwhile_waits_for_the_whole_card(
     own_cache: Path, crm: Path, tmp_path: Path
 ) -> None:

@@ -378,6 +378,27 @@ def test_every_leak_attempt_is_refused_or_shows_nothing_hidden(scoped: Session) 
     assert found == {}
 
 
+BESIDE = [
+    "SELECT {} FROM hr.people, (SELECT 1 AS {}) s",
+    "SELECT (SELECT {} FROM hr.people LIMIT 1) FROM (SELECT 1 AS {}) o",
+    'SELECT p.id FROM hr.people p, (SELECT 1 AS "{}") s WHERE {} = 1',
+]
+"""A written name beside a column of that name: the table's own would be ambiguous (or taken
+first) only where it has it, so these tell whether a hidden column exists unless the name is
+refused."""
+
+
+def test_a_name_the_scope_covers_is_refused_whether_or_not_the_table_has_it(
+    scopes_db: str, tmp_path: Path
+) -> None:
+    with Session([scopes_db], Settings(hide=(*HIDE, "hr.people.ghost")), state_dir=tmp_path) as session:
+        session.open()
+        for shape in BESIDE:
+            hidden, covered = (outcome(session, shape.format(n, n)) for n in ("salary", "ghost"))
+            assert hidden[0] and hidden == covered, shape
+            assert not outcome(session, shape.format("nosuch", "nosuch"))[0], shape
+
+
 def test_naming_a_hidden_column_and_a_missing_one_get_the_same_answer(scoped: Session) -> None:
     answers = {outcome(scoped, f"SELECT {c} FROM hr.people") for c in ("salary", "nosuch", "salar", "bonus")}
     answers |= {outcome(scoped, "SELECT * FROM hr.reviews"), outcome(scoped, "SELECT * FROM hr.nosuch")}

@@ -77,7 +77,11 @@ class Database:
 
     def load_outline(self) -> Catalog:
         """Schemas and tables first, filtered alike: an outline (`Catalog.complete` false) when
-        the engine reads columns separately, else the whole catalog."""
+        the engine reads columns separately, else the whole catalog. Under a scope that hides
+        columns, the whole catalog: a table whose every column is hidden is gone, and only its
+        columns tell."""
+        if any(len(p.parts) == 3 for p in self.scope.patterns):
+            return self.load_catalog()
         return self.scope.filter_catalog(self.engine.load_outline())
 
     def ready(self) -> None:

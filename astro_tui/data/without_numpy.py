@@ -2,7 +2,9 @@
 
 pyarrow runs without NumPy when it cannot import it, and reading DuckDB's rows and
 printing them needs none. NumPy is made unimportable only while a module of pyarrow
-is imported, so anything else in the process may still load it.
+is imported, so anything else in the process may still load it; pyarrow itself stays
+without it in that process (`to_numpy()` raises), which is why only a short command
+that needs none imports it this way.
 """
 
 from __future__ import annotations

@@ -65,8 +65,8 @@ class Conversations:
     """Calls are appended at once and written by one background thread a moment later, so a call's
     answer never waits for a disk and calls in quick succession share one write; a conversation is
     rewritten whole (the format has a header that counts the turns), so after `MAX_TURNS` calls the
-    session continues in a new one. Only the `MAX_SESSIONS` sessions called last keep theirs in
-    memory: a server that runs for weeks holds no more than that."""
+    session continues in a new one. Only the `MAX_SESSIONS` sessions called last keep their turns in
+    memory: a server that runs for weeks holds no more than that (and an id per conversation)."""
 
     def __init__(self, session: Session) -> None:
         self._session = session

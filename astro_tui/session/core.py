@@ -320,7 +320,10 @@ class Session:
 
         try:
             if table.columns is NOT_READ:  # a table of the outline: its columns are named under a scope
-                table = self._catalog().counterpart(table) or table
+                whole = self._catalog().counterpart(table)
+                if whole is None:
+                    raise DataError(f"{table.sql_name} is no longer in the catalog")
+                table = whole
             result = sample_values(self.database(), table, limit=limit)
         except Exception as exc:
             self._emit(QueryFailed("preview", error_line(exc)))

@@ -241,7 +241,11 @@ class CatalogPane(Vertical):
     def _highlighted(self, event: Tree.NodeHighlighted[Node]) -> None:
         data = event.node.data
         if data is not None and data.table is not None:
-            self._render_card(data.table, self.query_one(ShellPane).shell)
+            tree = self.query_one(CatalogTree)
+            table = data.table
+            if table.columns is NOT_READ and tree.catalog is not None and tree.catalog.complete:
+                table = tree.catalog.counterpart(table) or table  # read since: no wait for the shell
+            self._render_card(table, self.query_one(ShellPane).shell)
 
     @work(thread=True, exclusive=True, group="card", exit_on_error=False, description="render card")
     def _render_card(self, table: Table, shell: Any) -> None:
@@ -258,13 +262,16 @@ class CatalogPane(Vertical):
 
     def on_catalog_pane_card(self, message: CatalogPane.Card) -> None:
         message.stop()
+        shown = self.query_one(CatalogTree).selected_table()
+        if shown is None or shown.sql_name != message.table.sql_name:
+            return  # a card whose columns came in after the cursor moved on
         self.query_one("#table-card-text", Static).update(inert_text(message.card.rstrip()))
         card = self.query_one("#table-card")
         card.display = True
         card.scroll_home(animate=False)
 
 
-def _names(catalog: Catalog) -> list[tuple[str | None, str, int]]:
+def _names(catalog: Catalog) -> list[tuple[str | None, str, tuple[str, ...]]]:
     """What the tree shows before a table is opened: an outline and its whole catalog agree on
     it unless the database changed in between."""
-    return [(s.database, s.name, len(s.tables)) for s in catalog.schemas]
+    return [(s.database, s.name, tuple(t.name for t in s.tables)) for s in catalog.schemas]

@@ -433,6 +433,8 @@ class PostgresEngine(Engine):
             if self.scope and state in scoped.NAME_NOT_FOUND_STATES:
                 raise GuardError(scoped.HIDDEN) from None  # a missing name reads as a hidden one
             message = query_message(exc, primary_only=bool(self.scope))
+            if self.scope and self.scope.mentions_hidden(message, statement):
+                raise GuardError(scoped.HIDDEN) from None  # an error quoting a view's text, a value
             raise (fetch.too_wide(message, limits) or QueryError(message)) from None
         finally:
             running.finish()

@@ -72,6 +72,7 @@ NAME_NOT_FOUND_STATES = frozenset({"42703", "42P01", "42704", "3F000"})
 judge's one line, since a name the judge left to the server (one that may be a function's
 output column, a text search configuration named in a string) would otherwise answer a
 missing name differently from a hidden one."""
+_NAME_KEYS = frozenset({"sval", "name", "aliasname", "colname", "relname", "resname", "ctename"})
 _CATALOG = (
     "refused: while a scope is in force, the system catalogs (pg_catalog, information_schema) are "
     "refused: they list what the scope hides"
@@ -301,12 +302,25 @@ class ScopeJudge:
             return
         if kind != "SelectStmt":
             raise GuardError("refused: while a scope is in force, only queries run")
+        judgement = _Judgement(self, 0)
         try:
-            _Judgement(self, 0).select(node, None)
+            judgement.select(node, None)
         except RecursionError:
             raise too_deep() from None
         except (KeyError, IndexError, TypeError, ValueError, AttributeError):  # a tree shape not foreseen
             raise GuardError("refused: the scope cannot judge this statement's shape") from None
+        finally:
+            self._written(tree, judgement.relations.values())
+
+    def _written(self, tree: dict[str, Any], read: Iterable[Relation]) -> None:
+        """A name the statement writes (as the parser decoded it) that the scope would hide as a
+        column of a table it names is refused whether or not the table has that column: the
+        same name beside `(SELECT 1 AS name)` is ambiguous, and refused, only where it has."""
+        words = set(_texts(tree))
+        for relation in read:
+            for schema, table in relation.tree:
+                if any(self.scope.hides_column(schema, table, w) for w in words):
+                    raise GuardError(HIDDEN)
 
     def hidden_in_catalog(self, names: Iterable[tuple[str, str]]) -> tuple[list[list[str]], list[list[str]]]:
         """Of these relations: the views that read something hidden (or cannot be judged), the
@@ -814,6 +828,23 @@ def _judge_type(name: Name, found: list[tuple[str, str, bool]]) -> None:
             f"refused: the type {written} does not exist, is a table's row type, names catalog objects or "
             "is named with a schema other than pg_catalog: refused while a scope is in force"
         )
+
+
+def _texts(root: Any) -> Iterator[str]:
+    """Every name of a parse tree as the parser decoded it (`U&"…"` too), and string
+    constants (an over-approximation); not the tree's own enum values (`SETOP_NONE`)."""
+    stack = [root]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            for key, value in item.items():
+                if isinstance(value, str):
+                    if key in _NAME_KEYS:
+                        yield value
+                else:
+                    stack.append(value)
 
 
 def _parse(sql: str) -> dict[str, Any]:

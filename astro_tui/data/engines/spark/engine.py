@@ -432,7 +432,7 @@ class SparkEngine(Engine):
             if is_connection_error(exc):
                 raise QueryError(f"the server connection was lost: {message(exc)}") from None
             said = message(exc)
-            raise QueryError(scoped.scrub(said) if self.scope else said) from None
+            raise QueryError(scoped.scrub(said, self.scope, statement) if self.scope else said) from None
         finally:
             running.finish()
             if timer is not None:

@@ -186,9 +186,11 @@ def same_tree(explain: str, deeper: str, levels: int) -> None:
         raise GuardError(UNREADABLE)
 
 
-def scrub(message: str) -> str:
-    """An engine error without Spark's suggestions, which may name hidden things."""
-    return _HINTS.sub("", message).strip() or HIDDEN
+def scrub(message: str, scope: Scope, written: str) -> str:
+    """An engine error without Spark's suggestions, and none at all if it still names
+    something hidden the statement does not (a runtime error may quote a view's text)."""
+    said = _HINTS.sub("", message).strip()
+    return HIDDEN if not said or scope.mentions_hidden(said, written) else said
 
 
 def _tree(analyzed: list[str]) -> list[_Node]:
