@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import duckdb
@@ -334,6 +334,13 @@ def test_the_metadata_shell_shows_nothing_hidden(scoped: Session, command: str) 
 
 
 async def test_mcp_tools_show_nothing_hidden(scoped: Session) -> None:
+    await mcp_shows_nothing_hidden(scoped, leaked, "SELECT to_json(p) FROM hr.people p")
+
+
+async def mcp_shows_nothing_hidden(
+    scoped: Session, leaked: Callable[[str, str], list[str]], whole_row: str
+) -> None:
+    """The MCP tools, asked for the hidden column, table and values, show none of them."""
     server = AstroServer(scoped)
     try:
         calls = [
@@ -344,7 +351,7 @@ async def test_mcp_tools_show_nothing_hidden(scoped: Session) -> None:
             ),
             ("show_table", {"table_names": ["hr.people"]}),
             ("run_sql", {"sql": "SELECT salary FROM hr.people"}),
-            ("run_sql", {"sql": "SELECT to_json(p) FROM hr.people p"}),
+            ("run_sql", {"sql": whole_row}),
             ("run_sql", {"sql": "SELECT * FROM information_schema.columns"}),
         ]
         for name, arguments in calls:
@@ -358,19 +365,25 @@ async def test_mcp_tools_show_nothing_hidden(scoped: Session) -> None:
 
 
 def test_astro_sql_refuses_with_one_line(db_file: Path, tmp_path: Path) -> None:
-    env = {"ASTRO_CONFIG_DIR": str(tmp_path), "ASTRO_CACHE_DIR": str(tmp_path / "c"), "PATH": "/usr/bin:/bin"}
-    run = [sys.executable, "-m", "astro_tui.cli", "sql"]
-    hidden = subprocess.run(
-        [*run, "SELECT to_json(p) FROM hr.people p", str(db_file), "--hide", "hr.people.salary"],
-        capture_output=True, text=True, env=env, check=False,
-    )  # fmt: skip
+    hidden, shown = astro_sql_scoped(str(db_file), tmp_path, "SELECT to_json(p) FROM hr.people p")
     assert hidden.returncode == 1 and hidden.stdout == ""
     assert hidden.stderr.startswith("astro: refused:") and leaked(hidden.stderr, "") == []
-    shown = subprocess.run(
-        [*run, "SELECT full_name FROM hr.people ORDER BY id", str(db_file), "--hide", "hr.people.salary"],
-        capture_output=True, text=True, env=env, check=False,
-    )  # fmt: skip
     assert shown.returncode == 0 and "Ada Lovelace" in shown.stdout
+
+
+def astro_sql_scoped(target: str, tmp_path: Path, whole_row: str) -> list[subprocess.CompletedProcess[str]]:
+    """`astro sql --hide hr.people.salary`: a whole row of `hr.people`, then a visible column."""
+    env = {"ASTRO_CONFIG_DIR": str(tmp_path), "ASTRO_CACHE_DIR": str(tmp_path / "c"), "PATH": "/usr/bin:/bin"}
+    return [
+        subprocess.run(
+            [sys.executable, "-m", "astro_tui.cli", "sql", sql, target, "--hide", "hr.people.salary"],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+        )
+        for sql in (whole_row, "SELECT full_name FROM hr.people ORDER BY id")
+    ]
 
 
 def test_patterns() -> None:

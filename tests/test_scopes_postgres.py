@@ -11,8 +11,6 @@ catalog, the metadata shell, search, the system prompt and MCP show no hidden na
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,11 +20,9 @@ from astro_tui.agent.prompts import system_prompt
 from astro_tui.catalog.values import ValueScanner
 from astro_tui.config import Settings
 from astro_tui.errors import AstroError
-from astro_tui.mcp.server import AstroServer
 from astro_tui.session import Session
 from tests.pg_server import OWNER, PgServer
-from tests.test_mcp import call, text
-from tests.test_scopes import outcome
+from tests.test_scopes import astro_sql_scoped, mcp_shows_nothing_hidden, outcome
 
 DATABASE = "scopes"
 HIDE = ("hr.people.salary", "hr.reviews")
@@ -474,43 +470,14 @@ def test_value_search_never_samples_a_hidden_column(scoped: Session) -> None:
 
 
 async def test_mcp_tools_show_nothing_hidden(scoped: Session) -> None:
-    server = AstroServer(scoped)
-    try:
-        calls = [
-            ("shell", {"command": "grep -ri salary /"}),
-            (
-                "search_metadata",
-                {"queries": ["salary pay review note"], "keywords": ["TOPSECRETNOTE", "987654"]},
-            ),
-            ("show_table", {"table_names": ["hr.people"]}),
-            ("run_sql", {"sql": "SELECT salary FROM hr.people"}),
-            ("run_sql", {"sql": "SELECT row_to_json(p) FROM hr.people p"}),
-            ("run_sql", {"sql": "SELECT * FROM information_schema.columns"}),
-        ]
-        for name, arguments in calls:
-            result = await call(server, name, arguments)
-            shown = text(result) + str(result.structured_content or "")
-            assert leaked(shown, str(arguments)) == [], (name, shown)
-        shown = text(await call(server, "show_table", {"table_names": ["hr.people"]}))
-        assert "Ada Lovelace" in shown
-    finally:
-        server.close()
+    await mcp_shows_nothing_hidden(scoped, leaked, "SELECT row_to_json(p) FROM hr.people p")
 
 
 def test_astro_sql_refuses_with_one_line(scopes_db: str, tmp_path: Path) -> None:
-    env = {"ASTRO_CONFIG_DIR": str(tmp_path), "ASTRO_CACHE_DIR": str(tmp_path / "c"), "PATH": "/usr/bin:/bin"}
-    run = [sys.executable, "-m", "astro_tui.cli", "sql"]
-    hidden = subprocess.run(
-        [*run, "SELECT row_to_json(p) FROM hr.people p", scopes_db, "--hide", "hr.people.salary"],
-        capture_output=True, text=True, env=env, check=False,
-    )  # fmt: skip
+    hidden, shown = astro_sql_scoped(scopes_db, tmp_path, "SELECT row_to_json(p) FROM hr.people p")
     assert hidden.returncode == 1 and hidden.stdout == ""
     assert hidden.stderr.startswith("astro: refused:") and hidden.stderr.count("\n") == 1
     assert leaked(hidden.stderr, "") == []
-    shown = subprocess.run(
-        [*run, "SELECT full_name FROM hr.people ORDER BY id", scopes_db, "--hide", "hr.people.salary"],
-        capture_output=True, text=True, env=env, check=False,
-    )  # fmt: skip
     assert shown.returncode == 0 and "Ada Lovelace" in shown.stdout
 
 

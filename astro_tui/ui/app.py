@@ -178,12 +178,7 @@ class AstroApp(App[int]):
                 self._set_topbar("cannot open the database (ctrl+r retries)")
                 conversation.add_error(f"{text}\nctrl+r tries again.")
                 self.notify(text, title="Cannot open the database", severity="error", markup=False)
-            case ev.CatalogOutlined(catalog=catalog):
-                painted = threading.Event()
-                self.call_after_refresh(painted.set)
-                catalog_pane.set_catalog(catalog, painted)
-                self._set_topbar(f"{self.session.label} · {counted(len(catalog.tables), 'table')}")
-            case ev.CatalogLoaded(catalog=catalog):
+            case ev.CatalogOutlined(catalog=catalog) | ev.CatalogLoaded(catalog=catalog):
                 # What follows in workers (the shell, the model client, warm-up imports) holds the
                 # interpreter for long stretches: it starts once the tree is on screen, or the
                 # catalog would appear about half a second later.
@@ -191,6 +186,8 @@ class AstroApp(App[int]):
                 self.call_after_refresh(painted.set)
                 catalog_pane.set_catalog(catalog, painted)
                 self._set_topbar(f"{self.session.label} · {counted(len(catalog.tables), 'table')}")
+                if isinstance(message.event, ev.CatalogOutlined):
+                    return
                 if self.settings.model_configured:
                     self._prepare_agent(painted)
                 self.run_worker(
