@@ -244,6 +244,41 @@ async def test_the_tree_shows_before_the_columns_and_fills_in(
         assert not status.display
 
 
+async def test_a_card_highlighted_after_the_columns_came_shows_them(
+    own_cache: Path, crm: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The shell the pane built over the outline still has it when the columns come: a table
+    highlighted then gets its whole card (the card's worker once failed on the outline's
+    columns and no card ever came). The column read waits here until that shell is built."""
+    from astro_tui.catalog import introspect
+    from astro_tui.ui.panes.shell import ShellPane
+
+    release = threading.Event()
+    read_columns = introspect.load_catalog
+
+    def held(db: Database) -> object:
+        assert release.wait(HANG_GUARD_S)
+        return read_columns(db)
+
+    monkeypatch.setattr(introspect, "load_catalog", held)
+    app = make_app(crm)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = app.query_one(CatalogTree)
+        pane = app.query_one(ShellPane)
+        await wait_until(pilot, lambda: pane.shell is not None)
+        assert not pane.shell.catalog.complete
+        release.set()
+        await wait_until(pilot, lambda: tree.catalog is not None and tree.catalog.complete)
+        assert not pane.shell.catalog.complete
+        sales = tree.root.children[1]
+        sales.expand()
+        await wait_until(pilot, lambda: len(sales.children) == 3)
+        tree.move_cursor(sales.children[1])
+        card = app.query_one("#table-card-text")
+        await wait_until(pilot, lambda: "Contact address" in plain(card))
+        assert "One row per customer" in plain(card)
+
+
 def test_columns_keep_their_order_whatever_order_duckdb_gives_them(crm: Path) -> None:
     """The column query is not sorted (DuckDB would hold every row to sort them): each
     table's columns are put in order here, rows of tables interleaved or reversed alike."""

@@ -96,12 +96,14 @@ async def settled(pilot: Pilot[Any]) -> None:
 
 async def ready(pilot: Pilot[Any]) -> AstroApp:
     """Wait for the catalog and the metadata shell, and for the agent when a model is configured."""
+    from astro_tui.ui.panes.catalog import CatalogTree
     from astro_tui.ui.panes.shell import ShellPane
 
     app = pilot.app
     assert isinstance(app, AstroApp)
     await wait_until(pilot, lambda: app.session.catalog is not None)
-    await wait_until(pilot, lambda: "reading the columns" not in plain(app.query_one("#catalog-status")))
+    tree = app.query_one(CatalogTree)
+    await wait_until(pilot, lambda: tree.catalog is not None and tree.catalog.complete)
     await wait_until(pilot, lambda: app.query_one(ShellPane).shell is not None)
     if app.settings.model_configured:
         await wait_until(pilot, lambda: app.session.agent is not None or app.session.agent_error is not None)

@@ -32,8 +32,8 @@ from astro_tui.catalog.runtime import (
     ShellContext,
 )
 from astro_tui.catalog.syntax import Command, Pipeline, Redirect, ShellSyntaxError, Word, parse
-from astro_tui.catalog.vfs import Dir, VirtualFS
-from astro_tui.data.catalog_model import Catalog, ColumnsNotRead
+from astro_tui.catalog.vfs import Dir, VirtualFS, render_card
+from astro_tui.data.catalog_model import Catalog, ColumnsNotRead, Table
 from astro_tui.errors import error_line
 
 if TYPE_CHECKING:
@@ -94,6 +94,13 @@ class Shell:
                     raise ColumnsNotRead("the columns are still being read")
                 self.use(self.whole())
             return self
+
+    def card(self, table: Table) -> str:
+        """The card `cat` prints for `table` (with the tables referencing it), over the whole
+        catalog, waited for: the table may be whole while this shell still has the outline."""
+        shell = self.with_columns()
+        node = shell.vfs.node_for_table(table)
+        return shell.vfs.card(node) if node is not None else render_card(table)
 
     @property
     def max_output_lines(self) -> int:

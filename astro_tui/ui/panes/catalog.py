@@ -23,7 +23,7 @@ from textual.widgets import Static, Tree
 from textual.widgets.tree import TreeNode
 
 from astro_tui.data.catalog_model import NOT_READ
-from astro_tui.errors import AstroError
+from astro_tui.errors import AstroError, error_line
 from astro_tui.text import inert
 from astro_tui.ui.actions import bindings
 from astro_tui.ui.inert import inert_text
@@ -251,13 +251,12 @@ class CatalogPane(Vertical):
     def _render_card(self, table: Table, shell: Any) -> None:
         """The same card `cat` prints, including the tables that reference this one; of a table
         of the outline, once the columns are read."""
-        from astro_tui.catalog.vfs import render_card
-
         if table.columns is NOT_READ:
             self.post_message(self.Card(table, f"{table.sql_name}\n\nreading the columns…"))
-            shell = (shell or self.session.metadata_shell()).with_columns()
-        node = shell.vfs.node_for_table(table) if shell is not None else None
-        card = shell.vfs.card(node) if node is not None else render_card(table)
+        try:
+            card = (shell or self.session.metadata_shell()).card(table)
+        except AstroError as exc:
+            card = f"{table.sql_name}\n\n{error_line(exc)}"
         self.post_message(self.Card(table, card))
 
     def on_catalog_pane_card(self, message: CatalogPane.Card) -> None:
