@@ -68,7 +68,20 @@ def _start(world: dict[str, Path], sql: str, *, cli: bool = False) -> subprocess
     env = {**os.environ, "TMPDIR": str(world["tmp"]), "ASTRO_CONFIG_DIR": str(world["config"])}
     argv = [sys.executable, *(["-m", "astro_tui.cli", "sql"] if cli else ["-c", _HOLDER]), sql]
     argv += [str(world["db"]), str(world["csv"])]
-    return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    return subprocess.Popen(
+        argv,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        preexec_fn=_default_signals,
+    )
+
+
+def _default_signals() -> None:
+    """A hang-up ends a process unless it was told to ignore it: as in a terminal, not as under
+    `nohup` (which a test run may be started with, and its children would inherit)."""
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
 def _stat_fields(pid: int) -> list[str]:
