@@ -33,6 +33,7 @@ _MAY_BE_FEW = re.compile(
     r"\blimit\b|\b(?:count|" + "|".join(sorted(_AGGREGATES - {"count_star", "count"})) + r")\s*\(",
     re.IGNORECASE,
 )
+_MANY = re.compile(r"\bgroup\s+by\b|\bover\s*\(", re.IGNORECASE)
 
 
 class Capped:
@@ -97,8 +98,9 @@ def few_rows(
 
 def may_be_few(statement: str) -> bool:
     """Whether `few_rows` could take the statement (a word test, before it is parsed): if not,
-    a command starts importing Arrow while the file opens."""
-    return _MAY_BE_FEW.search(statement) is not None
+    a command starts importing Arrow while the file opens (a grouped or windowed aggregate too,
+    which `few_rows` takes only under a small LIMIT)."""
+    return _MAY_BE_FEW.search(statement) is not None and _MANY.search(statement) is None
 
 
 def _few(cursor: duckdb.DuckDBPyConnection, statement: str, defines: Callable[[str], bool]) -> bool:
