@@ -256,7 +256,6 @@ def sql(sql: str | None, targets: tuple[str, ...], sql_file: str | None, fmt: st
 
     SQL may be `-` to read the statement from standard input, as with `-f -`.
     """
-    from astro_tui.data.text_table import write_csv, write_json, write_table
     from astro_tui.errors import AstroError
 
     if sql_file is not None:
@@ -268,6 +267,8 @@ def sql(sql: str | None, targets: tuple[str, ...], sql_file: str | None, fmt: st
         sql = _read_statement("-")
     settings = _settings(**flags)
     session = _session(targets, settings, one_shot=True)
+    from astro_tui.data.text_table import write_csv, write_json, write_table  # while the file opens
+
     try:
         result = _interruptible(lambda cancel: session.sql(sql, cancel=cancel)).result
     except AstroError as exc:

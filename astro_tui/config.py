@@ -7,12 +7,9 @@ nothing below the CLI reads the environment on its own.
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
-
-from platformdirs import user_cache_dir, user_config_dir
 
 from astro_tui.errors import AstroError
 
@@ -166,7 +163,12 @@ def _connections(value: Any) -> dict[str, str]:
 
 
 def config_dir() -> Path:
-    return Path(os.environ.get("ASTRO_CONFIG_DIR") or user_config_dir(APP_NAME))
+    """platformdirs and tomllib are imported only when needed: `astro sql` pays for each load."""
+    if os.environ.get("ASTRO_CONFIG_DIR"):
+        return Path(os.environ["ASTRO_CONFIG_DIR"])
+    from platformdirs import user_config_dir
+
+    return Path(user_config_dir(APP_NAME))
 
 
 def config_path() -> Path:
@@ -179,12 +181,18 @@ def state_dir() -> Path:
 
 
 def cache_dir() -> Path:
-    return Path(os.environ.get("ASTRO_CACHE_DIR") or user_cache_dir(APP_NAME))
+    if os.environ.get("ASTRO_CACHE_DIR"):
+        return Path(os.environ["ASTRO_CACHE_DIR"])
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir(APP_NAME))
 
 
 def _read_file(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
+    import tomllib
+
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:

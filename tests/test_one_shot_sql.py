@@ -24,7 +24,7 @@ from tests.waiting import wait_for
 if not Path("/proc/self/stat").exists():
     pytest.skip("needs Linux /proc to see processes", allow_module_level=True)
 
-CROSS_JOIN = "SELECT count(*) FROM range(100000000) a, range(100000000) b"
+CROSS_JOIN = "SELECT count(*) FROM range(100000000) a, range(100000000) b"  # a few rows: `fetch.few_rows`
 UNINTERRUPTIBLE = "SELECT length(lpad('', 2147483647, 'x'))"
 MEMORY_HOG = "SELECT len(list_sort(range(300000000)))"
 HUGE = "SELECT " + ", ".join(["a"] * 329_990) + " FROM (SELECT 1 AS a)"
@@ -144,6 +144,111 @@ def test_the_command_prints_every_type_as_the_app_reads_it(world: dict[str, Path
     assert shown == made and "170141183460469231731687303715884105727" in shown.replace(",", "")
 
 
+PLAIN = (
+    "true AS b, (-128)::TINYINT AS i1, 32767::SMALLINT AS i2, (-2147483648)::INTEGER AS i4, "
+    "9223372036854775807::BIGINT AS order_id, (-170141183460469231731687303715884105727)::HUGEINT AS h, "
+    "255::UTINYINT AS u1, 65535::USMALLINT AS u2, "
+    "4294967295::UINTEGER AS u4, 18446744073709551615::UBIGINT AS u8, 1.1::FLOAT AS f, "
+    "'nan'::FLOAT AS fnan, 0.1 + 0.2 AS dbl, '-inf'::DOUBLE AS dinf, -0.0::DOUBLE AS dneg, "
+    "1e300 AS big, 1.5::DECIMAL(18, 3) AS d, (-12345678901234567890.0123456789)::DECIMAL(38, 10) AS wide, "
+    "NULL::VARCHAR AS nothing, 'caf\u00e9 \u202e\x1b[31m\t漢字' AS text, repeat('\u00e9', 70) AS long, "
+    "'x\\x00y'::BLOB AS blob, repeat('z', 90)::BLOB AS long_blob, 2004 AS fiscal_year"
+)
+FEW_ROWS = [
+    f"SELECT {PLAIN} LIMIT 1",
+    f"SELECT * FROM (SELECT {PLAIN} UNION ALL SELECT {PLAIN}) LIMIT 5",
+    "SELECT count(*), sum(i), sum(i)::BIGINT AS total, min(i)::DOUBLE, max(i::VARCHAR), avg(i), "
+    "string_agg(i::VARCHAR, ',') FROM shop.t",
+    "SELECT count(*) AS n FROM shop.t CROSS JOIN extra HAVING count(*) > 5000",
+]
+_ARROW_SEEN = (
+    "import sys\nfrom astro_tui.cli import main\ncode = 0\ntry:\n    main(sys.argv[1:])\n"
+    "except SystemExit as e:\n    code = e.code\n"
+    "print('arrow:', 'pyarrow' in sys.modules, file=sys.stderr)\nsys.exit(code)"
+)
+
+
+def _printed(result: object, fmt: str) -> str:
+    from io import StringIO
+
+    from astro_tui.config import Settings
+    from astro_tui.data.text_table import write_csv, write_json, write_table
+
+    made = StringIO()
+    if fmt == "table":
+        write_table(result, made, max_rows=Settings().row_cap)  # type: ignore[arg-type]
+    else:
+        (write_csv if fmt == "csv" else write_json)(result, made)  # type: ignore[arg-type]
+    return made.getvalue() if fmt != "json" else made.getvalue().split(', "elapsed_ms"')[0]
+
+
+@pytest.mark.parametrize("fmt", ["table", "csv", "json"])
+@pytest.mark.parametrize("sql", FEW_ROWS)
+def test_a_few_rows_print_without_arrow_exactly_as_the_app_reads_them(
+    world: dict[str, Path], sql: str, fmt: str
+) -> None:
+    """A result DuckDB's parse shows to be a few rows (a small LIMIT, aggregates without
+    grouping) of plain types is read as Python values, so the command never loads Arrow: it
+    prints what a result the worker sends to the app prints, every plain type, cut and
+    aligned alike."""
+    from astro_tui.config import Settings
+    from astro_tui.data.database import Database
+
+    env = {**os.environ, "TMPDIR": str(world["tmp"]), "ASTRO_CONFIG_DIR": str(world["config"])}
+    targets = [str(world["db"]), str(world["csv"])]
+    argv = [sys.executable, "-c", _ARROW_SEEN, "sql", sql, *targets, "--format", fmt]
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600, check=False)
+    assert (done.returncode, done.stderr) == (0, "arrow: False\n"), done.stderr
+    with Database.open([str(world["db"]), str(world["csv"])], Settings()) as db:
+        result = db.execute(sql)
+    assert type(result.table).__name__ == "Table"  # the worker's result is Arrow
+    shown = done.stdout if fmt != "json" else done.stdout.split(', "elapsed_ms"')[0]
+    assert shown == _printed(result, fmt)
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        TYPED + " LIMIT 1",  # few rows, but types whose Python values are not Arrow's
+        "SELECT i, count(*) FROM shop.t GROUP BY i ORDER BY i LIMIT 3000",  # a LIMIT above a few
+        "SELECT min(i) FROM shop.t GROUP BY i % 3 ORDER BY 1",  # grouped
+    ],
+)
+def test_other_results_are_read_as_arrow(world: dict[str, Path], sql: str) -> None:
+    env = {**os.environ, "TMPDIR": str(world["tmp"]), "ASTRO_CONFIG_DIR": str(world["config"])}
+    argv = [sys.executable, "-c", _ARROW_SEEN, "sql", sql, str(world["db"]), str(world["csv"])]
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600, check=False)
+    assert (done.returncode, done.stderr) == (0, "arrow: True\n"), done.stderr
+    from astro_tui.config import Settings
+    from astro_tui.data.database import Database
+
+    with Database.open([str(world["db"]), str(world["csv"])], Settings()) as db:
+        assert done.stdout == _printed(db.execute(sql), "table")
+
+
+def test_a_file_s_macro_named_like_an_aggregate_is_not_taken_for_it(world: dict[str, Path]) -> None:
+    """`sum` defined by the file could give a row per row, read whole were it taken for DuckDB's
+    aggregate. Where the file's `sum` would run, the guard refuses the statement; where the
+    built-in runs (the file attached beside a CSV), a name the file defines is still not taken
+    for an aggregate: its rows come as Arrow, under the cap."""
+    con = duckdb.connect(str(world["db"]))
+    con.execute("CREATE MACRO sum(x) AS x + 1")
+    con.close()
+    env = {**os.environ, "TMPDIR": str(world["tmp"]), "ASTRO_CONFIG_DIR": str(world["config"])}
+    command = [sys.executable, "-c", _ARROW_SEEN, "sql", "SELECT sum(i) AS s FROM shop.t", str(world["db"])]
+    alone = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600, check=False)
+    assert (alone.returncode, alone.stdout) == (1, "")
+    assert alone.stderr.splitlines() == [
+        "astro: refused: the database defines something under the name of a DuckDB built-in, "
+        "and this statement would run it in the built-in's place",
+        "arrow: False",
+    ]
+    beside = [*command, str(world["csv"])]
+    done = subprocess.run(beside, capture_output=True, text=True, env=env, timeout=600, check=False)
+    assert (done.returncode, done.stderr) == (0, "arrow: True\n"), done.stderr
+    assert done.stdout.split() == ["s", "-------", "499,500", "1", "row"]
+
+
 def test_a_runaway_cross_join_stops_at_its_time_limit(world: dict[str, Path]) -> None:
     proc = _start(world, CROSS_JOIN, "--timeout", "1")
     wait_for(lambda: proc.poll() is not None or _children(proc.pid), what="the watcher")
@@ -173,18 +278,29 @@ def test_a_huge_statement_is_parsed_within_its_limits(world: dict[str, Path]) ->
     assert len(err.splitlines()) == 1 and "1 s time limit" in err, err
 
 
-def test_a_memory_hog_stops_at_its_memory_limit(world: dict[str, Path]) -> None:
-    proc = _start(world, MEMORY_HOG, "--memory-limit", "300MB", "--timeout", "600")
+@pytest.mark.parametrize("sql", [MEMORY_HOG, MEMORY_HOG.replace("SELECT len(", "SELECT max(len(") + ")"])
+def test_a_memory_hog_stops_at_its_memory_limit(world: dict[str, Path], sql: str) -> None:
+    """The second is an aggregate: a result of a few rows, read as Python values."""
+    proc = _start(world, sql, "--memory-limit", "300MB", "--timeout", "600")
     code, out, err = _finish(proc)
     assert code != 0 and out == ""
     assert err.splitlines() == ["astro: query stopped: it needed more than the 300MB memory limit"]
     wait_for(lambda: list(world["tmp"].iterdir()) == [], what="the command's directories to go")
 
 
-def test_a_hostile_statement_is_refused_in_one_line_showing_nothing(world: dict[str, Path]) -> None:
+@pytest.mark.parametrize(
+    "template",
+    [
+        "SELECT * FROM read_text('{}')",
+        "SELECT count(*), min(content) FROM read_text('{}') LIMIT 1",  # a few rows: the guard first
+    ],
+)
+def test_a_hostile_statement_is_refused_in_one_line_showing_nothing(
+    world: dict[str, Path], template: str
+) -> None:
     secret = world["tmp"].parent / "secret.txt"
     secret.write_text("s3cret\n")
-    proc = _start(world, f"SELECT * FROM read_text('{secret}')")
+    proc = _start(world, template.format(secret))
     code, out, err = _finish(proc)
     assert code == 1 and out == "" and "s3cret" not in err
     assert err.splitlines() == [

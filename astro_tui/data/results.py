@@ -15,6 +15,7 @@ class QueryResult:
 
     sql: str
     table: pa.Table
+    """Arrow; in a one-shot command's own process, a few rows may be a `RowTable` instead."""
     truncated: bool
     elapsed_ms: float
     row_cap: int | None = None

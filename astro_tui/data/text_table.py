@@ -7,7 +7,8 @@ Printing is bounded as well: `write_table`, `write_csv` and `write_json` turn a
 result into text a batch of rows at a time, so printing 100,000 rows holds one
 batch of Python values, not all of them; and a cell shown cut (tables) is cut
 in Arrow first, so a 100 MB text value never becomes a 100 MB Python string to
-show 60 characters of it.
+show 60 characters of it. A few rows a one-shot command read as Python values
+(`data/row_table.py`) print the same way, cut the same way.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from rich.cells import cell_len
 
 from astro_tui.data import without_numpy
 from astro_tui.data.results import QueryResult
+from astro_tui.data.row_table import RowColumn, RowTable
 from astro_tui.text import clip, inert, json_inert
 
 if TYPE_CHECKING:
@@ -113,6 +115,8 @@ def _batches(table: pa.Table, max_rows: int | None) -> Iterator[pa.Table]:
 def _shown(column: Any, limit: int) -> Any:
     """A column whose text, bytes and lists (nested too) are cut to `limit`: a cell shows at
     most that much, so converting it never costs more. Types it cannot cut stay whole."""
+    if isinstance(column, RowColumn):
+        return column.cut(limit)
     import pyarrow as pa
     import pyarrow.types as pat
 
@@ -233,6 +237,8 @@ def write_json(result: QueryResult, out: IO[str]) -> None:
 
 
 def _is_numeric(result: QueryResult, index: int) -> bool:
+    if isinstance(result.table, RowTable):
+        return result.table.numeric(index)
     import pyarrow.types as pat
 
     kind = result.table.schema.field(index).type

@@ -1,14 +1,39 @@
-"""Reading a statement's rows as Arrow, capped and streamed: the worker sends them on as they come."""
+"""Reading a statement's rows as Arrow, capped and streamed: the worker sends them on as they come.
+
+A one-shot command reads a result its parse shows to be a few rows (`few_rows`) as Python
+values instead (`data/row_table.py`), and so never loads Arrow.
+"""
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-import pyarrow as pa
+
+from astro_tui.data.row_table import RowTable, plain
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 _BATCH = 65_536
+FEW = 1000
+"""The most rows a result read as Python values can have (`few_rows`)."""
+_AGGREGATES = frozenset({
+    "count_star", "count", "sum", "min", "max", "avg", "mean", "any_value", "first", "last",
+    "bool_and", "bool_or", "string_agg", "median", "approx_count_distinct", "stddev",
+    "stddev_pop", "stddev_samp", "variance", "var_pop", "var_samp", "product", "arg_min",
+    "arg_max", "mode", "fsum", "favg",
+})  # fmt: skip
+"""DuckDB's aggregates that give one row without a GROUP BY (when no file defines the name)."""
+_MAY_BE_FEW = re.compile(
+    r"\blimit\b|\b(?:count|" + "|".join(sorted(_AGGREGATES - {"count_star", "count"})) + r")\s*\(",
+    re.IGNORECASE,
+)
+_MANY = re.compile(r"\bgroup\s+by\b|\bover\s*\(", re.IGNORECASE)
 
 
 class Capped:
@@ -16,6 +41,8 @@ class Capped:
     is read (never kept), which is how `truncated` is known rather than guessed."""
 
     def __init__(self, cursor: duckdb.DuckDBPyConnection, statement: str, cap: int | None) -> None:
+        import pyarrow as pa
+
         relation = cursor.sql(statement)
         self.cap = cap
         self.truncated = False
@@ -38,6 +65,82 @@ class Capped:
                 return
             seen += batch.num_rows
             yield batch
+
+
+def few_rows(
+    cursor: duckdb.DuckDBPyConnection, statement: str, cap: int | None, defines: Callable[[str], bool]
+) -> tuple[RowTable, bool] | None:
+    """The rows as Python values, and whether the cap cut them, when DuckDB's parse shows at
+    most `FEW` of them and every column is of a plain type (`row_table.plain`); else None,
+    and the rows are read as Arrow.
+
+    A few rows, because DuckDB reads a result as Python values only whole (a row cap cannot
+    stop it early, as it stops Arrow's stream): one SELECT whose LIMIT is a number up to
+    `FEW`, or of aggregates only, of DuckDB's own (`_AGGREGATES`, no name the file defines),
+    with no grouping. The statement is the checked one, run as it is: only how its rows are
+    read differs."""
+    if not _few(cursor, statement, defines):
+        return None
+    relation = cursor.sql(statement)
+    if relation is None:
+        return None
+    types = [str(t) for t in relation.types]
+    if not all(plain(t) for t in types):
+        return None
+    reading = relation.iter_rows(FEW + 1)
+    try:
+        rows = list(itertools.islice(reading, FEW + 1 if cap is None else min(FEW, cap) + 1))
+    finally:
+        reading.close()
+    truncated = cap is not None and len(rows) > cap
+    return RowTable(relation.columns, types, rows[:cap] if truncated else rows), truncated
+
+
+def may_be_few(statement: str) -> bool:
+    """Whether `few_rows` could take the statement (a word test, before it is parsed): if not,
+    a command starts importing Arrow while the file opens (a grouped or windowed aggregate too,
+    which `few_rows` takes only under a small LIMIT)."""
+    return _MAY_BE_FEW.search(statement) is not None and _MANY.search(statement) is None
+
+
+def _few(cursor: duckdb.DuckDBPyConnection, statement: str, defines: Callable[[str], bool]) -> bool:
+    try:
+        [(text,)] = cursor.execute("SELECT system.main.json_serialize_sql(?)", [statement]).fetchall()
+        [only] = json.loads(text)["statements"]
+        node = only["node"]
+    except (duckdb.Error, ValueError, KeyError, TypeError, RecursionError):
+        return False
+    if not isinstance(node, dict) or node.get("type") != "SELECT_NODE":
+        return False
+    for modifier in node.get("modifiers") or []:
+        limit = modifier.get("limit") or {}
+        text = str((limit.get("literal") or {}).get("text", ""))
+        if (
+            modifier.get("type") == "LIMIT_MODIFIER"
+            and modifier.get("limit_type") == "ROW_COUNT"
+            and limit.get("class") == "CONSTANT"
+            and text.isdigit()
+            and int(text) <= FEW
+        ):
+            return True
+    if node.get("group_expressions") or node.get("group_sets"):
+        return False
+    items = node.get("select_list") or []
+    return (
+        node.get("aggregate_handling") == "STANDARD_HANDLING"
+        and bool(items)
+        and all(_aggregate(item, defines) for item in items)
+    )
+
+
+def _aggregate(item: Any, defines: Callable[[str], bool]) -> bool:
+    while isinstance(item, dict) and item.get("class") == "CAST":
+        item = item.get("child")
+    if not isinstance(item, dict) or item.get("class") != "FUNCTION":
+        return False
+    name = str(item.get("function_name", "")).lower()
+    unqualified = not item.get("schema") and not item.get("catalog")
+    return unqualified and name in _AGGREGATES and not defines(name)
 
 
 def total_rows(cursor: duckdb.DuckDBPyConnection, statement: str, view_rows: dict[str, int]) -> int | None:

@@ -21,7 +21,9 @@ and the private database of data files). When this process dies however it
 dies, its end of the watcher's pipe closes and the watcher removes them too.
 
 Such a process imports Arrow without NumPy (`data/without_numpy.py`), whose
-import was a third of what the command cost beyond DuckDB's own one-liner. And
+import was a third of what the command cost beyond DuckDB's own one-liner; and a result
+its parse shows to be a few rows of plain types (`fetch.few_rows`: a count, a sum, a
+small LIMIT) is read as Python values, with no Arrow at all. And
 the database is opened, and what it defines read for the guard, on a thread
 started at once (astro's own queries: no statement runs before the guard has
 judged it), while this one imports what the rows need: DuckDB lets go of
@@ -63,11 +65,16 @@ def available() -> bool:
 
 
 class _Rows:
-    """The rows as they come from `Connection.answer`, for a table in this process."""
+    """The rows as they come from `Connection.answer`, for a table in this process: Arrow
+    batches, or a few rows as Python values (`fetch.few_rows`)."""
 
     def __init__(self) -> None:
         self.schema: Any = None
         self.batches: list[Any] = []
+        self.few: Any = None
+
+    def take(self, table: Any) -> None:
+        self.few = table
 
     def start(self, schema: Any) -> None:
         self.schema = schema
@@ -82,9 +89,18 @@ class _Rows:
         self.batches = []
 
     def table(self) -> Any:
+        if self.few is not None:
+            return self.few
         import pyarrow as pa
 
         return pa.Table.from_batches(self.batches, schema=self.schema)
+
+
+class _Connection(Connection):
+    """The worker's connection, in this process: Arrow without NumPy, only when rows need it."""
+
+    def arrow(self) -> None:
+        without_numpy.import_module("pyarrow")
 
 
 class _Stop:
@@ -144,7 +160,7 @@ class InlineRunner:
         """The database and its definitions; an error is kept for the first request, and one
         reading the definitions is met again (and answered) by the guard."""
         try:
-            conn = Connection(self._setup)
+            conn = _Connection(self._setup)
         except OpenFailed as exc:
             self._failure = exc
             return
@@ -215,8 +231,12 @@ class InlineRunner:
         cancel: CancelToken | None,
         guard: bool = True,
     ) -> tuple[Any, bool, int | None, str]:
-        """As `WorkerPool.run`: the guard's check and the statement, under the limits."""
-        without_numpy.import_module("pyarrow")  # while the file opens
+        """As `WorkerPool.run`: the guard's check and the statement, under the limits; a
+        result of a few rows (`fetch.few_rows`) is read as Python values, without Arrow."""
+        from astro_tui.data.engines.duckdb import fetch  # DuckDB: loaded with `resolved` already
+
+        if not fetch.may_be_few(statement):
+            without_numpy.import_module("pyarrow")  # while the file opens
         with self._lock:
             conn = self._ready()
             self._number += 1
@@ -227,7 +247,7 @@ class InlineRunner:
             if cancel is not None:
                 cancel.attach(stop)
             try:
-                header = conn.answer({"sql": statement, "cap": cap, "guard": guard}, rows)
+                header = conn.answer({"sql": statement, "cap": cap, "guard": guard, "few": True}, rows)
             finally:
                 if cancel is not None:
                     cancel.detach(stop)

@@ -151,6 +151,10 @@ class FileDefinitions:
     def mentioned(self, text: str) -> bool:
         return bool(self._reached(text))
 
+    def defines(self, name: str) -> bool:
+        """Whether the file defines something (a macro, a view, …) under this lowercase name."""
+        return name in self._definitions()
+
     def judge(self, text: str, rules: Rules) -> None:
         reached = self._reached(text)
         self._vet(reached)

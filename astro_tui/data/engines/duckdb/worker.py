@@ -46,7 +46,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from typing import IO, Any, Protocol
+from typing import IO, Any, Protocol, cast
 
 _LENGTH = struct.Struct(">Q")
 _IDLE_S = 0.05
@@ -243,11 +243,20 @@ class Connection:
                 return {"ok": False, "message": f"the statement could not be checked: {one_line(exc)}"}
         made = self.cursor()
         try:
-            rows = fetch.Capped(made, statement, request["cap"])
-            sink.start(rows.schema)
-            for batch in rows:
-                sink.write(batch)
-            total = self._total(statement) if rows.truncated else None
+            few = None
+            if request.get("few"):
+                few = fetch.few_rows(made, statement, request["cap"], self.definitions().defines)
+            if few is not None:
+                table, truncated = few
+                cast(RowSink, sink).take(table)
+            else:
+                self.arrow()
+                rows = fetch.Capped(made, statement, request["cap"])
+                sink.start(rows.schema)
+                for batch in rows:
+                    sink.write(batch)
+                truncated = rows.truncated
+            total = self._total(statement) if truncated else None
             sink.finish()
         except Exception as exc:  # DuckDB's errors, Arrow's OSError on an interrupt, a full /dev/shm
             sink.discard()
@@ -258,7 +267,11 @@ class Connection:
             return {"ok": False, "message": message}
         finally:
             made.close()
-        return {"ok": True, "truncated": rows.truncated, "total": total, "statement": statement}
+        return {"ok": True, "truncated": truncated, "total": total, "statement": statement}
+
+    def arrow(self) -> None:
+        """Arrow, imported before a statement's rows are read as Arrow (`inline.py`: without NumPy)."""
+        import pyarrow  # noqa: F401
 
     def _total(self, statement: str) -> int | None:
         """On a cursor of its own (the statement's is still open on its reader) that resolves the
@@ -335,6 +348,13 @@ class Sink(Protocol):
     def finish(self) -> None: ...
 
     def discard(self) -> None: ...
+
+
+class RowSink(Sink, Protocol):
+    """A sink in the command's own process, which may take a few rows as Python values
+    (`fetch.few_rows`: asked for with `few` in the request) instead of Arrow batches."""
+
+    def take(self, table: Any) -> None: ...
 
 
 class _PipeOrFile:
