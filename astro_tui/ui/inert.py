@@ -22,6 +22,23 @@ def inert_text(text: object, style: str = "", *, keep_newlines: bool = True) -> 
     return Text(inert(text, keep_newlines=keep_newlines), style=style)
 
 
+def printable_ascii(column: pa.ChunkedArray | pa.Array) -> bool:
+    """Whether every byte behind a text column is printable ASCII (space to `~`): no control
+    character, no line break, one cell per byte. Two reductions over the characters, ~1 ms for
+    a million short values; the bytes of a slice's neighbours count too (a false "no" only
+    sends the column to the slower checks)."""
+    import numpy as np
+
+    for chunk in getattr(column, "chunks", [column]):
+        data = chunk.buffers()[2]
+        if data is None or data.size == 0:
+            continue
+        raw = np.frombuffer(data, dtype=np.uint8)
+        if raw.min() < 0x20 or raw.max() > 0x7E:
+            return False
+    return True
+
+
 def _maybe_dirty(column: pa.ChunkedArray) -> bool:
     """A byte-level scan (about 100× cheaper than the regex): could any value hold a control
     character? C0 bytes and DEL are checked exactly; 0xC2 and 0xE2 lead the UTF-8 of C1
@@ -59,7 +76,12 @@ def inert_table(table: pa.Table) -> pa.Table:
             column = column.cast(kind.value_type)
             kind = kind.value_type
         text = (pat.is_string(kind) or pat.is_large_string(kind)) and column.null_count < len(column)
-        if text and _maybe_dirty(column) and pc.any(pc.match_substring_regex(column, UNSAFE_RE2)).as_py():
+        if (
+            text
+            and not printable_ascii(column)
+            and _maybe_dirty(column)
+            and pc.any(pc.match_substring_regex(column, UNSAFE_RE2)).as_py()
+        ):
             column = pa.array([None if v is None else inert(v) for v in column.to_pylist()], type=pa.string())
         columns.append(column)
     return pa.Table.from_arrays(columns, names=names) if columns else table

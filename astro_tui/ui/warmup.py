@@ -23,8 +23,9 @@ def warm_imports(after: threading.Event) -> None:
     from astro_tui.ui.widgets.markdown_text import block_starts
 
     block_starts("warm\n")
-    # Measuring a text column the first time imports pandas (a second or more).
-    display_backend(pa.table({"text": ["x"], "number": [1]}))
+    # The widget measures text that is not plain ASCII itself, and its first measure imports
+    # pandas (a second or more): "é" takes that path (`column_widths.py`), "x" the other.
+    display_backend(pa.table({"text": ["x", "é"], "ascii": ["x", "y"], "number": [1, 2]}))
     settle_heap()
 
 

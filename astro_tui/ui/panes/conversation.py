@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from astro_tui.agent.history import Turn
     from astro_tui.session import Result, Session
 
+ESC_IN_FOOTER_AFTER_S = 0.5
 WAITING = "waiting for the database and the model client…"
 NO_NOTES = "_No notes yet. The model adds notes with `update_context`; you can edit the file._"
 NO_MODEL = (
@@ -386,8 +387,11 @@ class ConversationPane(Vertical):
             return
         self.start_query()
         self._sql = sql
-        self.app.refresh_bindings()
         self._run_sql(sql)
+        # Esc works at once and the status line says so; the footer shows it only for a query
+        # still running after a moment: rebuilding the footer (a widget per key, ~50–250 ms of
+        # the loop) took the cores from the query and delayed its first rows.
+        self.set_timer(ESC_IN_FOOTER_AFTER_S, self.app.refresh_bindings)
 
     @work(thread=True, group="sql", exit_on_error=False, description="run sql")
     def _run_sql(self, sql: str) -> None:

@@ -59,9 +59,10 @@ _REPARENT_S = 2.0
 _RESULTS = itertools.count(1)
 
 
-def write_frame(stream: IO[bytes], body: dict[str, Any]) -> None:
+def write_frame(stream: IO[bytes], body: dict[str, Any], tail: bytes = b"") -> None:
+    """One write: what follows the frame (`tail`) goes with it, so the reader is woken once."""
     data = json.dumps(body).encode()
-    stream.write(_LENGTH.pack(len(data)) + data)
+    stream.write(_LENGTH.pack(len(data)) + data + tail)
     stream.flush()
 
 
@@ -462,20 +463,22 @@ def main() -> None:
 
 
 def _answer_statement(conn: Connection, request: dict[str, Any], stdout: IO[bytes]) -> None:
-    """The header, then the rows as an Arrow stream on the pipe, or the result file's path."""
+    """The header, then the rows as an Arrow stream on the pipe (in the header's write: at most
+    `_PIPE_BYTES`, and astro wakes once for the whole answer), or the result file's path."""
     sink = _PipeOrFile(os.path.join(conn.setup["results"], f"{os.getpid()}-{next(_RESULTS)}.arrow"))
     header = conn.answer(request, sink)
-    if header["ok"] and sink.in_file:
+    if not header["ok"]:
+        write_frame(stdout, header)
+    elif sink.in_file:
         write_frame(stdout, {**header, "file": sink.path})
-        return
-    write_frame(stdout, header)
-    if header["ok"]:
+    else:
         import pyarrow as pa
 
-        with pa.ipc.new_stream(stdout, sink.schema) as stream:
+        rows = pa.BufferOutputStream()
+        with pa.ipc.new_stream(rows, sink.schema) as stream:
             for batch in sink.held:
                 stream.write_batch(batch)
-        stdout.flush()
+        write_frame(stdout, header, rows.getvalue().to_pybytes())
 
 
 if __name__ == "__main__":

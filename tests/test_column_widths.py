@@ -1,0 +1,168 @@
+"""The results table's column widths from a column's deciding values are the widget's own.
+
+`DisplayBackend` measures a number column from its extremes, a date or time column from
+its first value and a printable-ASCII text column from its byte lengths; the widget
+(`ArrowBackend`) measures the same columns its own way. Both are asked about the same
+columns here, over every type a result can hold and values chosen to break the shortcuts.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from decimal import Decimal
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from textual_fastdatatable import ArrowBackend
+
+from astro_tui.ui.column_widths import DisplayBackend
+from astro_tui.ui.display_numbers import exact_floats
+from astro_tui.ui.inert import inert_table, printable_ascii
+
+
+def _widths(kind: type[ArrowBackend], table: pa.Table) -> list[int]:
+    backend = kind(table)
+    backend.render_markup = False  # as the results pane shows text: literally
+    return list(backend.column_content_widths)
+
+
+def _same(table: pa.Table) -> None:
+    for shown in (table, exact_floats(inert_table(table))):
+        assert _widths(DisplayBackend, shown) == _widths(ArrowBackend, shown), shown.schema
+
+
+def _column(values: list[Any], kind: pa.DataType) -> pa.Table:
+    return pa.table({"c": pa.array(values, type=kind)})
+
+
+I64 = 2**63 - 1
+COLUMNS: list[tuple[list[Any], pa.DataType]] = [
+    ([1, -5, None, 0], pa.int64()),
+    ([-(2**63), I64, None], pa.int64()),
+    ([2**64 - 1, 0], pa.uint64()),
+    ([-128, 127, None], pa.int8()),
+    ([None, None], pa.int32()),
+    ([None, 7], pa.int16()),
+    ([], pa.int64()),
+    ([1234567, -7654321], pa.int32()),
+    ([Decimal("-12345.67"), Decimal("0.01"), None], pa.decimal128(12, 2)),
+    ([Decimal("99999999999999999999.9"), Decimal("-0.5")], pa.decimal128(21, 1)),
+    ([Decimal("1" * 38), Decimal("-" + "9" * 38)], pa.decimal128(38, 0)),
+    ([None, Decimal("-0.000001")], pa.decimal128(10, 6)),
+    ([None], pa.decimal128(10, 3)),
+    ([Decimal("1" * 60), Decimal("-2.5")], pa.decimal256(70, 1)),
+    ([1.5, -2.25, None], pa.float64()),
+    ([1e-300, -1.5e300, 3.0], pa.float64()),
+    ([math.nan, 1.0, None], pa.float64()),
+    ([math.nan, None], pa.float64()),
+    ([math.inf, -math.inf, 2.5], pa.float64()),
+    ([-0.0, None, 0.0], pa.float64()),
+    ([1e27, 12.5], pa.float64()),
+    ([0.1, 123456.789], pa.float32()),
+    ([True, None, False], pa.bool_()),
+    ([dt.date(2025, 1, 2), None], pa.date32()),
+    ([None, None, dt.date(1, 1, 1)], pa.date32()),
+    ([None, None], pa.date32()),
+    ([dt.datetime(2025, 1, 2, 3, 4, 5, 6789)], pa.timestamp("us")),
+    ([None, dt.datetime(2025, 1, 2, 3, 4, 5)], pa.timestamp("ns", tz="UTC")),
+    ([None, dt.datetime(2025, 1, 2, 3, 4, 5)], pa.timestamp("s", tz="Europe/Paris")),
+    ([dt.time(1, 2, 3), None], pa.time64("us")),
+    ([dt.timedelta(days=3, seconds=5), dt.timedelta(days=-400)], pa.duration("us")),
+    (["abc", "", None, "a longer value"], pa.string()),
+    ([None, None], pa.string()),
+    (["", ""], pa.string()),
+    (["tab\there", "x"], pa.string()),
+    (["two\nlines and more", "x"], pa.string()),
+    (["carriage\rreturn", "y"], pa.string()),
+    (["表格", "ab"], pa.string()),
+    (["e\u0301", "ab"], pa.string()),
+    (["🙂🙂🙂", "ab"], pa.string()),
+    (["[bold]markup[/]", "\\[x]", "[[red]]"], pa.string()),
+    (["\x1b[31mred", "bell\x07"], pa.string()),
+    (["del\x7f", "ab"], pa.string()),
+    (["\u202eevil", "ab"], pa.string()),
+    (["plain", "ascii"], pa.large_string()),
+    (["Zürich", "ascii"], pa.large_string()),
+    ([b"\x00\x01", None], pa.binary()),
+    ([[1, 2], None], pa.list_(pa.int64())),
+    ([{"a": 1}], pa.struct([("a", pa.int64())])),
+]
+
+
+@pytest.mark.parametrize(("values", "kind"), COLUMNS, ids=[f"{c[1]}-{i}" for i, c in enumerate(COLUMNS)])
+def test_each_type_measures_as_the_widget_does(values: list[Any], kind: pa.DataType) -> None:
+    _same(_column(values, kind))
+
+
+def test_chunked_and_sliced_columns() -> None:
+    """Nulls only in a first chunk, slices whose neighbours hold wide or non-ASCII values."""
+    ints = pa.chunked_array([pa.array([None, None], pa.int64()), pa.array([-40, 3], pa.int64())])
+    wide = pa.array(["a" * 50, "bb", "表格表格表格表格", "c"])
+    text = pa.chunked_array([wide.slice(1, 2), wide.slice(3, 1), wide.slice(0, 1)])
+    dates = pa.chunked_array(
+        [pa.array([None], pa.date32()), pa.array([None, None, dt.date(2020, 5, 6)], pa.date32())]
+    )
+    decimals = pa.chunked_array(
+        [
+            pa.array([Decimal("-1.5")], pa.decimal128(5, 1)),
+            pa.array([None, Decimal("999.9"), None], pa.decimal128(5, 1)),
+        ]
+    )
+    _same(pa.table({"i": ints, "t": text, "d": dates, "m": decimals}))
+    _same(pa.table({"t": pa.chunked_array([], pa.string())}))
+
+
+def test_a_result_of_every_duckdb_type() -> None:
+    """DuckDB's own results: huge integers, intervals, infinities, enums, UUIDs, nested values."""
+    table = duckdb.sql(
+        """
+        SELECT * FROM (VALUES
+            (170141183460469231731687303715884105727::HUGEINT,
+             340282366920938463463374607431768211455::UHUGEINT,
+             -12.345::DECIMAL(18, 3), 'infinity'::DATE, 'infinity'::TIMESTAMP,
+             TIMESTAMPTZ '2025-01-02 03:04:05+02', INTERVAL 3 DAY, TIME '12:34:56',
+             'a'::ENUM('a', 'bcd'), uuid(), [1, 2], {'k': 'v'}, 'x', 1e300::DOUBLE),
+            (-170141183460469231731687303715884105727::HUGEINT, 0::UHUGEINT, NULL,
+             '-infinity'::DATE, '-infinity'::TIMESTAMP, NULL, INTERVAL 14 MONTH, NULL, 'bcd',
+             NULL, NULL, NULL, NULL, -2.5e-7::DOUBLE),
+            (NULL, NULL, 0.001, DATE '2025-01-01', NULL, NULL, NULL, TIME '00:00:00', NULL,
+             NULL, [], NULL, 'yy', 'nan'::DOUBLE)
+        ) t(h, u, d, dd, ts, tz, i, tm, e, id, l, s, v, f)
+        """
+    ).to_arrow_table()
+    _same(table)
+
+
+def test_a_million_rows_like_the_benchmark() -> None:
+    table = duckdb.sql(
+        "SELECT 'r' || (range + 1000003) AS label, range AS n, range * 0.5 AS half, "
+        "CASE WHEN range % 7 = 0 THEN NULL ELSE -range END AS neg, "
+        "DATE '2020-01-01' + range::INT % 999 AS day "
+        "FROM range(1000000)"
+    ).to_arrow_table()
+    _same(table)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.one_of(st.none(), st.integers(-(2**63), I64)), max_size=8),
+    st.lists(st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True)), max_size=8),
+    st.lists(st.one_of(st.none(), st.decimals(places=3, min_value=-(10**14), max_value=10**14)), max_size=8),
+    st.lists(st.one_of(st.none(), st.text(max_size=12)), max_size=8),
+)
+def test_random_values(ints: list[Any], floats: list[Any], decimals: list[Any], texts: list[Any]) -> None:
+    _same(_column(ints, pa.int64()))
+    _same(_column(floats, pa.float64()))
+    _same(_column(decimals, pa.decimal128(18, 3)))
+    _same(_column(texts, pa.string()))
+
+
+def test_printable_ascii_is_exact_on_its_edges() -> None:
+    assert printable_ascii(pa.chunked_array([pa.array([" ~", "abc", None])]))
+    for bad in ("\x1f", "\x7f", "é", "\t", "\n"):
+        assert not printable_ascii(pa.chunked_array([pa.array(["ok", f"a{bad}"])])), repr(bad)
