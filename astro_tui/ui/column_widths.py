@@ -4,12 +4,12 @@ The table widget (`textual_fastdatatable.ArrowBackend`) sizes a number column by
 smallest and largest values, a date or time column by its first value, and a text column
 by the text of every row. It finds those values by scanning every row, several times: on a
 million rows, 20–40 ms for a decimal column and 30–110 ms for a text column under load,
-all before the first frame. Here the same rules get smaller inputs: a number column is
-handed over as its two extremes (and a null, if it has one), a date or time column as
-its first value, and a text column whose bytes are all printable ASCII is as wide as its
-longest value in bytes (one cell each, no line to cut, no markup: the results table shows
-text literally). Anything else is measured by the widget as before, and the widths are
-the widget's own (`tests/test_column_widths.py` compares them).
+all before the first frame. Here the widget measures smaller columns by the same rules: a
+number column's two extremes (and a null, if it has one), a date or time column's first
+value, a printable-ASCII text column's longest value (one cell a byte, no line to cut, no
+markup: the results table shows text literally). Anything else is measured whole, as
+before; the widths are the widget's own (`tests/test_column_widths.py` compares them).
+Only the widget's public API is used: its backend and `column_content_widths`.
 """
 
 from __future__ import annotations
@@ -25,39 +25,58 @@ from astro_tui.ui.inert import printable_ascii
 
 
 class DisplayBackend(ArrowBackend):
-    """`ArrowBackend` whose columns are measured from their deciding values."""
+    """`ArrowBackend` whose columns are measured from their deciding values (a results table
+    is never edited, so the widths, once measured, hold)."""
 
-    def _measure(self, arr: Any) -> int:
-        kind = arr.type
-        if len(arr) == 0 or isinstance(kind, pa.BaseExtensionType):
-            return super()._measure(arr)
-        if pat.is_integer(kind) or pat.is_decimal(kind):
-            return super()._measure(_extremes(arr))
-        if pat.is_temporal(kind):
-            return super()._measure(_first_present(arr))
-        if (
-            (pat.is_string(kind) or pat.is_large_string(kind))
-            and not self.render_markup
-            and printable_ascii(arr)
-        ):
-            widest = pc.max(pc.binary_length(arr)).as_py()
-            return int(widest or 0)
-        return super()._measure(arr)
+    _widths: list[int] | None = None
+
+    @property
+    def column_content_widths(self) -> list[int]:
+        if self._widths is None:
+            self._widths = [self._width(column) for column in self.data.columns]
+        return self._widths
+
+    def _width(self, column: pa.ChunkedArray) -> int:
+        alone = ArrowBackend(pa.table({"c": _deciding(column, literal=not self.render_markup)}))
+        alone.render_markup = self.render_markup
+        return alone.column_content_widths[0] or 0
 
 
-def _extremes(arr: Any) -> pa.Array:
-    """The column's least and greatest values, and a null if it has one: the widget's
-    min and max over it (nulls read as 0) are those over the whole column. Integers and
-    decimals only: they have no NaN and no negative zero to order differently."""
-    found = pc.min_max(arr)
+def _deciding(column: pa.ChunkedArray, *, literal: bool) -> Any:
+    """The values of `column` the widget's width of it depends on; the whole column where
+    the type does not say."""
+    kind = column.type
+    if len(column) == 0 or isinstance(kind, pa.BaseExtensionType):
+        return column
+    if pat.is_integer(kind) or pat.is_decimal(kind):
+        return _extremes(column)
+    if pat.is_temporal(kind):
+        return _first_present(column)
+    if (pat.is_string(kind) or pat.is_large_string(kind)) and literal and printable_ascii(column):
+        return _longest(column)
+    return column
+
+
+def _extremes(column: pa.ChunkedArray) -> pa.Array:
+    """The least and greatest values, and a null if there is one: the widget's min and max
+    over them (nulls read as 0) are those over the whole column. Integers and decimals only:
+    they have no NaN and no negative zero to order differently."""
+    found = pc.min_max(column)
     values = [found["min"], found["max"]] if found["min"].is_valid else []
-    return pa.array([*values, *([None] if arr.null_count else [])], type=arr.type)
+    return pa.array([*values, *([None] if column.null_count else [])], type=column.type)
 
 
-def _first_present(arr: Any) -> Any:
+def _first_present(column: pa.ChunkedArray) -> Any:
     """The first value that is not null, as a one-value array (none: an empty one)."""
-    chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
-    for chunk in chunks:
+    for chunk in column.chunks:
         if chunk.null_count < len(chunk):
             return (chunk if chunk.null_count == 0 else chunk.drop_null()).slice(0, 1)
-    return arr.slice(0, 0)
+    return column.slice(0, 0)
+
+
+def _longest(column: pa.ChunkedArray) -> Any:
+    """The longest value in bytes (a cell each, printable ASCII), and a null if there is one."""
+    lengths = pc.binary_length(column)
+    widest = pc.max(lengths)
+    values = [column[pc.index(lengths, widest).as_py()]] if widest.is_valid else []
+    return pa.array([*values, *([None] if column.null_count else [])], type=column.type)
