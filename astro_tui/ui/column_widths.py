@@ -6,10 +6,12 @@ by the text of every row. It finds those values by scanning every row, several t
 million rows, 20–40 ms for a decimal column and 30–110 ms for a text column under load,
 all before the first frame. Here the widget measures smaller columns by the same rules: a
 number column's two extremes (and a null, if it has one), a date or time column's first
-value, a printable-ASCII text column's longest value (one cell a byte, no line to cut, no
-markup: the results table shows text literally). Anything else is measured whole, as
-before; the widths are the widget's own (`tests/test_column_widths.py` compares them).
-Only the widget's public API is used: its backend and `column_content_widths`.
+value; a printable-ASCII text column is as wide as its longest value in bytes (one cell a
+byte, no line to cut, no markup: the results table shows text literally, and the widget
+itself measures such text so, after registering an Arrow function for it).
+Anything else is measured whole, as before. The widths are the widget's own
+(`tests/test_column_widths.py` compares them), through its public API only: a backend and
+its `column_content_widths`.
 """
 
 from __future__ import annotations
@@ -37,12 +39,19 @@ class DisplayBackend(ArrowBackend):
         return self._widths
 
     def _width(self, column: pa.ChunkedArray) -> int:
-        alone = ArrowBackend(pa.table({"c": _deciding(column, literal=not self.render_markup)}))
+        kind = column.type
+        if (
+            (pat.is_string(kind) or pat.is_large_string(kind))
+            and not self.render_markup
+            and printable_ascii(column)
+        ):
+            return int(pc.max(pc.binary_length(column)).as_py() or 0)
+        alone = ArrowBackend(pa.table({"c": _deciding(column)}))
         alone.render_markup = self.render_markup
         return alone.column_content_widths[0] or 0
 
 
-def _deciding(column: pa.ChunkedArray, *, literal: bool) -> Any:
+def _deciding(column: pa.ChunkedArray) -> Any:
     """The values of `column` the widget's width of it depends on; the whole column where
     the type does not say."""
     kind = column.type
@@ -52,8 +61,6 @@ def _deciding(column: pa.ChunkedArray, *, literal: bool) -> Any:
         return _extremes(column)
     if pat.is_temporal(kind):
         return _first_present(column)
-    if (pat.is_string(kind) or pat.is_large_string(kind)) and literal and printable_ascii(column):
-        return _longest(column)
     return column
 
 
@@ -72,11 +79,3 @@ def _first_present(column: pa.ChunkedArray) -> Any:
         if chunk.null_count < len(chunk):
             return (chunk if chunk.null_count == 0 else chunk.drop_null()).slice(0, 1)
     return column.slice(0, 0)
-
-
-def _longest(column: pa.ChunkedArray) -> Any:
-    """The longest value in bytes (a cell each, printable ASCII), and a null if there is one."""
-    lengths = pc.binary_length(column)
-    widest = pc.max(lengths)
-    values = [column[pc.index(lengths, widest).as_py()]] if widest.is_valid else []
-    return pa.array([*values, *([None] if column.null_count else [])], type=column.type)
