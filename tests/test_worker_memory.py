@@ -85,10 +85,11 @@ def test_astro_reads_the_catalog_and_runs_a_statement_without_loading_duckdb(
     the catalog and the shell's listing need no Arrow either."""
     script = f"""
         import json, sys
+        from pathlib import Path
         from astro_tui.config import Settings
         from astro_tui.session import Session
 
-        session = Session([{str(many_tables)!r}], Settings(), state_dir=__import__("pathlib").Path({str(tmp_path)!r}))
+        session = Session([{str(many_tables)!r}], Settings(), state_dir=Path({str(tmp_path)!r}))
         session.open()
         listed = session.shell("ls /main/t399.table").output
         seen = {{"listed": "t399.table" in listed, "duckdb": "duckdb" in sys.modules,
