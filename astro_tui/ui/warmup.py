@@ -16,19 +16,22 @@ AFTER_PAINT_WAIT_S = 1.0  # background imports wait this long at most for a fram
 
 
 def warm_imports(after: threading.Event) -> None:
-    """Import what the first result, chart and answer need while the user is still reading."""
+    """Import what the first result, chart and answer need while the user is still typing: the
+    result's first (a /sql may come within a second of the first key), then the rest."""
     after.wait(AFTER_PAINT_WAIT_S)
     import pyarrow as pa
-    import rich.markdown  # noqa: F401  (model text)
     import textual_fastdatatable.data_table  # noqa: F401
-    import textual_plotext  # noqa: F401
 
     from astro_tui.ui.table_backend import display_backend
+
+    # Measuring a text column the first time imports pandas (a second or more).
+    display_backend(pa.table({"text": ["x"], "number": [1]}))
+    import rich.markdown  # noqa: F401  (model text)
+    import textual_plotext  # noqa: F401
+
     from astro_tui.ui.widgets.markdown_text import block_starts
 
     block_starts("warm\n")
-    # Measuring a text column the first time imports pandas (a second or more).
-    display_backend(pa.table({"text": ["x"], "number": [1]}))
     settle_heap()
 
 
