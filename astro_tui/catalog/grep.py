@@ -15,14 +15,15 @@ from __future__ import annotations
 import functools
 import itertools
 from dataclasses import dataclass
-
-import pyarrow as pa
-import pyarrow.compute as pc
+from typing import TYPE_CHECKING
 
 from astro_tui.catalog.options import Options, OptionSpec, UsageError, parse_options
 from astro_tui.catalog.runtime import EXIT_FAIL, EXIT_OK, EXIT_USAGE, Output, ShellContext
 from astro_tui.catalog.syntax import Word
 from astro_tui.catalog.vfs import Dir, File, VirtualFS, string_array
+
+if TYPE_CHECKING:  # Arrow is imported by the first grep, not with the shell (`vfs.string_array`)
+    import pyarrow as pa
 
 GREP_SPEC = OptionSpec(
     flags="iyrRlLncwxvoEFGhHsq",
@@ -77,6 +78,8 @@ class Matcher:
 
     def mask(self, lines: pa.Array) -> pa.BooleanArray:
         """Whether each line matches."""
+        import pyarrow.compute as pc
+
         return pc.match_substring_regex(lines, self.pattern)
 
     def test(self, lines: list[str]) -> list[bool]:
@@ -90,6 +93,8 @@ class Matcher:
         """
         if not lines:
             return []
+        import pyarrow.compute as pc
+
         mark = _unused_char(lines)
         marked = pc.replace_substring_regex(string_array(lines), self.pattern, mark + "\\0" + mark)
         return [[m for m in text.split(mark)[1::2] if m] for text in marked.to_pylist()]
@@ -106,6 +111,8 @@ def _unused_char(lines: list[str]) -> str:
 @functools.cache
 def _probe() -> pa.Array:
     """Built on first use: `pa.array` imports pandas when it is installed (seconds under load)."""
+    import pyarrow as pa
+
     return pa.array([""], pa.large_string())
 
 
@@ -119,6 +126,9 @@ def compile_matcher(patterns: list[str], opts: Options) -> Matcher:
         body = rf"^(?:{body})$"
     if opts.has("i") or opts.has("y"):
         body = "(?i)" + body
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     try:
         pc.match_substring_regex(_probe(), body)
     except pa.ArrowInvalid as exc:
@@ -281,6 +291,8 @@ def scan_cards(
     One RE2 pass over the cached array of every card's lines; only the hits
     come back to Python.
     """
+    import pyarrow.compute as pc
+
     cards = vfs.card_lines()
     lo, hi = cards.starts[first], cards.starts[last]
     lines = cards.lines.slice(lo, hi - lo)

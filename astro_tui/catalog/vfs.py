@@ -13,15 +13,15 @@ import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Literal
-
-import pyarrow as pa
-import pyarrow.compute as pc
+from typing import TYPE_CHECKING, Literal
 
 from astro_tui.data.catalog_model import Catalog, Column, Table, quote_ident
 from astro_tui.data.text_table import cell_len, pad
 
 DirKind = Literal["root", "database", "schema"]
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 _NAME_WIDTH = 28
 _TYPE_WIDTH = 18
@@ -167,7 +167,11 @@ Node = Dir | File
 
 
 def string_array(lines: Sequence[str]) -> pa.Array:
-    """Lines as an Arrow string array; a lone surrogate (not UTF-8) becomes U+FFFD."""
+    """Lines as an Arrow string array; a lone surrogate (not UTF-8) becomes U+FFFD. Arrow is
+    imported on first use (a recursive grep), not with the shell: it was ~40 MB of the app's
+    memory at launch."""
+    import pyarrow as pa
+
     try:
         return pa.array(lines, pa.large_string())
     except (UnicodeEncodeError, pa.ArrowException):
@@ -252,6 +256,9 @@ class VirtualFS:
                     lines.extend(self.card(node).splitlines())
                 starts[-1] = len(lines)
                 array = string_array(lines)
+                import pyarrow as pa
+                import pyarrow.compute as pc
+
                 lists = pa.ListArray.from_arrays(pa.array(starts, pa.int32()), array)
                 owners = pc.list_parent_indices(lists)
                 self._card_lines = CardLines(array, owners, starts)

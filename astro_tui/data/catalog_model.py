@@ -11,7 +11,7 @@ no consumer can take "not read" for "none".
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, NoReturn
+from typing import Any, Literal, NamedTuple, NoReturn
 
 TableKind = Literal["table", "view"]
 
@@ -120,6 +120,12 @@ class Schema:
     comment: str | None = None
 
 
+class _Lookup(NamedTuple):
+    by_key: dict[tuple[str | None, str, str], Table]
+    by_name: dict[str, list[Table]]
+    by_schema_name: dict[tuple[str, str], list[Table]]
+
+
 @dataclass(frozen=True, slots=True)
 class Catalog:
     """Schemas in display order; `databases` lists attached names when there are several;
@@ -128,21 +134,27 @@ class Catalog:
     schemas: tuple[Schema, ...]
     databases: tuple[str, ...] = ()
     complete: bool = True
-    _by_key: dict[tuple[str | None, str, str], Table] = field(default_factory=dict, compare=False, repr=False)
-    _by_name: dict[str, list[Table]] = field(default_factory=dict, compare=False, repr=False)
-    _by_schema_name: dict[tuple[str, str], list[Table]] = field(
-        default_factory=dict, compare=False, repr=False
-    )
+    _lookup: _Lookup | None = field(default=None, compare=False, repr=False)
 
-    def __post_init__(self) -> None:
-        index, by_name, by_schema_name = self._by_key, self._by_name, self._by_schema_name
-        for schema in self.schemas:
-            schema_lower = schema.name.lower()
-            for table in schema.tables:
-                table_lower = table.name.lower()
-                index[(schema.database, schema_lower, table_lower)] = table
-                by_name.setdefault(table_lower, []).append(table)
-                by_schema_name.setdefault((schema_lower, table_lower), []).append(table)
+    def _indexes(self) -> _Lookup:
+        """Built on the first lookup, not with the catalog: the worker that reads a catalog only
+        pickles it, and these dicts (~8 MB at 10,000 tables) were part of its peak memory.
+        Two threads may both build them; either result is the same."""
+        found = self._lookup
+        if found is None:
+            index: dict[tuple[str | None, str, str], Table] = {}
+            by_name: dict[str, list[Table]] = {}
+            by_schema_name: dict[tuple[str, str], list[Table]] = {}
+            for schema in self.schemas:
+                schema_lower = schema.name.lower()
+                for table in schema.tables:
+                    table_lower = table.name.lower()
+                    index[(schema.database, schema_lower, table_lower)] = table
+                    by_name.setdefault(table_lower, []).append(table)
+                    by_schema_name.setdefault((schema_lower, table_lower), []).append(table)
+            found = _Lookup(index, by_name, by_schema_name)
+            object.__setattr__(self, "_lookup", found)  # frozen: set once, as a cache
+        return found
 
     def __reduce__(self) -> tuple[type[Catalog], tuple[tuple[Schema, ...], tuple[str, ...], bool]]:
         """Pickled without its lookup indexes; they are rebuilt on load (`catalog_cache`)."""
@@ -159,24 +171,25 @@ class Catalog:
     def find_table(self, name: str) -> Table | None:
         """Look up `table`, `schema.table` or `db.schema.table`, case-insensitively."""
         parts = [p.strip('"') for p in name.split(".")]
+        lookup = self._indexes()
         if len(parts) == 3:
-            found = self._by_key.get((parts[0], parts[1].lower(), parts[2].lower()))
+            found = lookup.by_key.get((parts[0], parts[1].lower(), parts[2].lower()))
             if found is not None or self.multi_database:
                 return found
             matches = [
                 t
-                for t in self._by_schema_name.get((parts[1].lower(), parts[2].lower()), [])
+                for t in lookup.by_schema_name.get((parts[1].lower(), parts[2].lower()), [])
                 if (t.database or "").lower() in ("", parts[0].lower())
             ]
         elif len(parts) == 2:
-            matches = self._by_schema_name.get((parts[0].lower(), parts[1].lower()), [])
+            matches = lookup.by_schema_name.get((parts[0].lower(), parts[1].lower()), [])
         else:
-            matches = self._by_name.get(parts[0].lower(), [])
+            matches = lookup.by_name.get(parts[0].lower(), [])
         return matches[0] if len(matches) == 1 else None
 
     def counterpart(self, table: Table) -> Table | None:
         """This catalog's table of the same name as `table` (of an outline, say)."""
-        return self._by_key.get((table.database, table.schema.lower(), table.name.lower()))
+        return self._indexes().by_key.get((table.database, table.schema.lower(), table.name.lower()))
 
     def schema_summary(self) -> list[tuple[str, int]]:
         """(schema path, table count) pairs: the part of the catalog a prompt can afford."""

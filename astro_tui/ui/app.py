@@ -41,7 +41,7 @@ from astro_tui.ui.panes.shell import ShellInput
 from astro_tui.ui.replay import replay_conversation
 from astro_tui.ui.table_backend import display_backend
 from astro_tui.ui.theme import ThemeMemory
-from astro_tui.ui.warmup import AFTER_PAINT_WAIT_S, settle_heap, warm_imports
+from astro_tui.ui.warmup import AFTER_PAINT_WAIT_S, WarmUp, settle_heap, warm_imports
 from astro_tui.ui.widgets.key_footer import KeyFooter, MainScreen
 from astro_tui.ui.widgets.question import QuestionInput
 from astro_tui.ui.widgets.top_bar import TopBar
@@ -78,6 +78,16 @@ class AstroApp(App[int]):
         self._open_failed = False
         self._layout = PaneLayout()
         self._loop_thread = threading.get_ident()
+        self._warm_up = WarmUp(
+            lambda painted: self.run_worker(
+                partial(warm_imports, painted), thread=True, group="warm", exit_on_error=False
+            )
+        )
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key | events.MouseDown):
+            self._warm_up.input_seen()  # the person is here: a first result may follow
+        await super().on_event(event)
 
     # ------------------------------------------------------------------ layout
 
@@ -190,9 +200,7 @@ class AstroApp(App[int]):
                     return
                 if self.settings.model_configured:
                     self._prepare_agent(painted)
-                self.run_worker(
-                    partial(warm_imports, painted), thread=True, group="warm", exit_on_error=False
-                )
+                self._warm_up.catalog_shown(painted)
             case ev.CatalogFailed(message=text):
                 self._open_failed = True
                 catalog_pane.show_failure(text)

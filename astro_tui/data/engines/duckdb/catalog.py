@@ -133,22 +133,25 @@ def _build(
 def _group_columns(rows: Iterable[tuple[Any, ...]]) -> dict[tuple[Any, Any], tuple[Column, ...]]:
     """Each table's columns in their order; the same (name, type, nullable, comment) is one
     shared Column. DuckDB gives a table's rows together and in order, but nothing here
-    depends on it."""
+    depends on it. Columns and positions are kept in two flat lists per table, not a pair per
+    column: 300,000 pairs held the worker ~20 MB higher while a large catalog was read."""
     shared: dict[tuple[Any, ...], Column] = {}
-    grouped: dict[tuple[Any, Any], list[tuple[int, Column]]] = defaultdict(list)
+    grouped: dict[tuple[Any, Any], list[Column]] = defaultdict(list)
+    positions: dict[tuple[Any, Any], list[int]] = defaultdict(list)
     for d_oid, t_oid, index, name, dtype, nullable, comment in rows:
         spec = (name, dtype, nullable, comment)
         column = shared.get(spec)
         if column is None:
             column = shared[spec] = Column(str(name), str(dtype), bool(nullable), comment or None)
-        grouped[(d_oid, t_oid)].append((index, column))
-    return {key: _in_order(columns) for key, columns in grouped.items()}
+        grouped[(d_oid, t_oid)].append(column)
+        positions[(d_oid, t_oid)].append(index)
+    return {key: _in_order(positions[key], columns) for key, columns in grouped.items()}
 
 
-def _in_order(columns: list[tuple[int, Column]]) -> tuple[Column, ...]:
-    if any(columns[i][0] > columns[i + 1][0] for i in range(len(columns) - 1)):
-        columns.sort(key=lambda pair: pair[0])
-    return tuple(column for _, column in columns)
+def _in_order(positions: list[int], columns: list[Column]) -> tuple[Column, ...]:
+    if any(positions[i] > positions[i + 1] for i in range(len(positions) - 1)):
+        return tuple(column for _, column in sorted(zip(positions, columns, strict=True), key=lambda p: p[0]))
+    return tuple(columns)
 
 
 def with_row_counts(cat: Catalog, counts: dict[str, int], shim: str = "targets") -> Catalog:

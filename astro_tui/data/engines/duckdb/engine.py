@@ -189,7 +189,8 @@ class DuckDBEngine(Engine):
         own_views = [["targets", "main", name] for name in self._parquet_rows]
         return {
             "path": str(path),
-            "config": dict(_BASE_CONFIG),
+            # Also while the file opens (`worker._OPENING_MEMORY`: a log replayed may spill).
+            "config": {**_BASE_CONFIG, "temp_directory": spill},
             "statements": steps,
             "scratch": [str(d) for d in (self._spill_dir, self._shim_dir) if d is not None],
             "trusted_views": own_views,
@@ -322,10 +323,10 @@ class DuckDBEngine(Engine):
         self._remove_temp_dirs()
 
     def ready(self) -> None:
-        """Also readies the guard, here and in the worker: the app calls this in the
-        background, so the first statement pays for loading neither."""
+        """The app calls this in the background, so the first statement does not wait for
+        the file to open. The guard's first pass is not loaded here: with a worker ready it
+        never runs, and it would bring DuckDB into this process (`check`)."""
         self._pool.ready()
-        self.check("SELECT 1")
 
     def check(self, sql: str, *, timeout: float | None = None) -> str:
         """A first pass, here, while no worker is ready (the app's first moments; `astro sql`
@@ -339,11 +340,16 @@ class DuckDBEngine(Engine):
         The verdict is `run`'s: the statement is checked again in the worker, where the file
         is open (names resolved as DuckDB resolves them, `resolved.py`), within the same
         request as its execution — so under its time and memory limits, stopped by a cancel,
-        on the very text that then runs."""
+        on the very text that then runs.
+
+        The guard is imported here only when a first pass runs: it loads DuckDB and opens a
+        private connection (~30 MB), which a process whose worker is ready never needs."""
+        check_length(sql)  # before it is parsed or sent anywhere
+        if len(sql) > _FIRST_PASS_CHARS or self._pool.has_ready_worker():
+            return sql
         from astro_tui.data.engines.duckdb import guard
 
-        check_length(sql)  # before it is parsed or sent anywhere
-        if len(sql) > _FIRST_PASS_CHARS or self._pool.has_ready_worker() or not guard.cheap_to_parse(sql):
+        if not guard.cheap_to_parse(sql):
             return sql
         return guard.check(sql, database=guard.LATER)
 

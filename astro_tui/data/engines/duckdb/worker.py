@@ -54,6 +54,12 @@ _IDLE_S = 0.05
 _CATALOG_BATCH = 8192
 _PIPE_BYTES = 1 << 20
 """Larger results go through a file in memory (/dev/shm) that the parent maps, not the pipe."""
+_OPENING_MEMORY = "1MB"
+"""DuckDB's memory limit while the file opens, until the setup sets the real one. DuckDB reads
+each table's storage blocks into its buffer pool as it loads the catalog and keeps them
+(62 MB of a file of 10,000 tables, that no statement may ever read again); under this limit
+it lets each go once read, to be read again by a statement that needs it. A file that
+needs more to open (a write-ahead log replayed) is opened again without it."""
 _PR_SET_PDEATHSIG = 1
 _REPARENT_S = 2.0
 _RESULTS = itertools.count(1)
@@ -127,6 +133,44 @@ class OpenFailed(Exception):
         self.stage = stage
 
 
+class _OpenError(Exception):
+    def __init__(self, error: Exception, stage: str) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.stage = stage
+
+
+def _opened(setup: dict[str, Any]) -> Any:
+    """The database opened under `_OPENING_MEMORY`, or again without it if that was too little,
+    then the setup statements run (they attach the rest, set the real memory limit and lock
+    the configuration)."""
+    import duckdb
+
+    try:
+        return _opened_with(setup, {**setup["config"], "memory_limit": _OPENING_MEMORY})
+    except _OpenError as exc:
+        if not isinstance(exc.error, duckdb.OutOfMemoryException):
+            raise
+    return _opened_with(setup, setup["config"])
+
+
+def _opened_with(setup: dict[str, Any], config: dict[str, Any]) -> Any:
+    import duckdb
+
+    stage = "open"  # the file itself, then the statements that attach and lock it down
+    con = None
+    try:
+        con = duckdb.connect(setup["path"], read_only=True, config=config)
+        stage = "setup"
+        for statement in setup["statements"]:
+            con.execute(statement)
+    except duckdb.Error as exc:
+        if con is not None:
+            con.close()  # or the next connect to the file meets this one's configuration
+        raise _OpenError(exc, stage) from None
+    return con
+
+
 class Connection:
     """The database as a statement worker holds it: opened with the engine's setup (read-only,
     locked down), the cursor running now (what an interrupt stops), and the file's
@@ -134,19 +178,13 @@ class Connection:
     one-shot command's own process (`inline.py`), which runs the same `answer`."""
 
     def __init__(self, setup: dict[str, Any]) -> None:
-        import duckdb
-
         from astro_tui.data.engines.duckdb.resolved import builtins_first
         from astro_tui.data.errors import one_line
 
-        stage = "open"  # the file itself, then the statements that attach and lock it down
         try:
-            self._con = duckdb.connect(setup["path"], read_only=True, config=setup["config"])
-            stage = "setup"
-            for statement in setup["statements"]:
-                self._con.execute(statement)
-        except duckdb.Error as exc:
-            raise OpenFailed(one_line(exc), stage) from None
+            self._con = _opened(setup)
+        except _OpenError as exc:
+            raise OpenFailed(one_line(exc.error), exc.stage) from None
         self.setup = setup
         self.warmed = False
         self.columns_next = False
@@ -194,11 +232,13 @@ class Connection:
         request is often the catalog, which needs none of it, and a catalog shown sooner is
         worth more than a warm import. None of this is a statement's work, so the pool asks
         for it (untimed) before a worker's first statement, if idleness has not paid for it
-        already."""
+        already. Arrow without NumPy (`without_numpy`), as a one-shot command has it: nothing
+        here needs NumPy, and its import was ~15 MB of the worker's peak."""
         if self.warmed:
             return
-        import pyarrow as pa
+        from astro_tui.data import without_numpy
 
+        pa = without_numpy.import_module("pyarrow")
         from astro_tui.data.engines.duckdb import fetch, guard
 
         made = self.cursor()
