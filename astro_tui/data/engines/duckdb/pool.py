@@ -356,9 +356,13 @@ class WorkerPool:
         """A metadata request of the engine's own (`worker.py`), answered as a pickle."""
         worker = self._take()
         try:
-            worker.wait_ready(self._open_error)
             worker.clean = False
-            write_frame(worker.stdin, request)
+            if not worker.ready:  # sent with the setup: answered the moment the file is open
+                with contextlib.suppress(OSError):  # it could not open it: `wait_ready` says why
+                    write_frame(worker.stdin, request)
+                worker.wait_ready(self._open_error)
+            else:
+                write_frame(worker.stdin, request)
             header = self._header(worker, _Stop(), None, memory=None)
             data = worker.stdout.read(header["pickled"])
             if len(data) != header["pickled"]:
