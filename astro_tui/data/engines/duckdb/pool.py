@@ -140,7 +140,15 @@ class _Worker:
     def __init__(self, setup: dict[str, Any]) -> None:
         self.results = Path(setup["results"])
         reader, self._interrupts = os.pipe()
-        argv = [sys.executable, "-m", "astro_tui.data.engines.duckdb.worker", str(reader), str(os.getpid())]
+        # -P: nothing is imported from the directory astro was started in (a `duckdb.py` there)
+        argv = [
+            sys.executable,
+            "-P",
+            "-m",
+            "astro_tui.data.engines.duckdb.worker",
+            str(reader),
+            str(os.getpid()),
+        ]
         try:
             self.proc = _SPAWNER.run(
                 lambda: subprocess.Popen(
