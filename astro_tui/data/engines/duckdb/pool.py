@@ -196,7 +196,9 @@ class _Worker:
                 if not select.select([self.stdout], [], [], _START_S)[0]:
                     self.kill()
                     raise QueryError("the query process did not start")
-                answer = read_frame(self.stdout)
+                # Past the buffer: a request sent with the setup is answered right after this
+                # frame, and an answer read ahead into the buffer is invisible to `select`.
+                answer = read_frame(self.stdout.raw)  # type: ignore[attr-defined]
             except (OSError, ValueError):  # closed meanwhile (the database was closed)
                 self.kill()
                 raise QueryError("the database is closed") from None
