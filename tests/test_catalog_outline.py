@@ -21,7 +21,7 @@ from astro_tui.data.errors import TargetError
 from astro_tui.session import CatalogLoaded, CatalogOutlined, Session, SessionEvent
 from astro_tui.ui.panes.catalog import CatalogTree
 from tests.test_ui_support import SIZE, make_app, plain, ready, wait_until
-from tests.waiting import HANG_GUARD_S
+from tests.waiting import HANG_GUARD_S, wait_for
 
 
 @pytest.fixture
@@ -365,3 +365,37 @@ def test_columns_keep_their_order_whatever_order_duckdb_gives_them(crm: Path) ->
     for shuffled in (rows, rows[::-1], rows[1::2] + rows[::2]):
         grouped = catalog._group_columns(shuffled)
         assert {k: [c.name for c in v] for k, v in grouped.items()} == expected
+
+
+def _pipe_holds(stream) -> int:  # type: ignore[no-untyped-def]
+    import array
+    import fcntl
+    import termios
+
+    count = array.array("i", [0])
+    fcntl.ioctl(stream.fileno(), termios.FIONREAD, count)
+    return count[0]
+
+
+def test_an_answer_that_came_with_the_ready_frame_is_seen(own_cache: Path, crm: Path) -> None:
+    """A request sent with the setup is answered right after the worker's ready frame: both can be
+    in the pipe when astro reads that frame, and an answer read ahead into astro's buffer was
+    invisible to the `select` that waits for it (the app's open waited forever)."""
+    import select
+
+    from astro_tui.data.engines.duckdb.pool import _Worker
+    from astro_tui.data.engines.duckdb.worker import read_frame, write_frame
+
+    with Database.open([str(crm)], Settings()) as db:
+        setup = db.engine._pool._setup  # type: ignore[attr-defined]
+        worker = _Worker(setup)
+        try:
+            write_frame(worker.stdin, {"meta": "outline"})
+            ready = len(b'{"ready": true}') + 8
+            wait_for(lambda: _pipe_holds(worker.stdout) > ready + 8, what="the answer behind the ready frame")
+            worker.wait_ready(db.engine._open_error)  # type: ignore[attr-defined]
+            assert select.select([worker.stdout], [], [], HANG_GUARD_S)[0], "the answer is seen"
+            header = read_frame(worker.stdout)
+            assert header is not None and header["ok"] and header["pickled"] > 0
+        finally:
+            worker.kill()
