@@ -232,9 +232,11 @@ def open_app(targets: tuple[str, ...], **flags: Any) -> None:
         check_targets(list(targets), settings)
     except DataError as exc:
         _fail(str(exc))
+    session = Session(list(targets), settings, state_dir=state_dir())
+    session.start()  # the file opens while Textual imports
     from astro_tui.ui.app import run_app
 
-    sys.exit(run_app(Session(list(targets), settings, state_dir=state_dir())))
+    sys.exit(run_app(session))
 
 
 @main.command(context_settings={"ignore_unknown_options": True})
@@ -306,6 +308,7 @@ def shell(command: str, targets: tuple[str, ...], hide: tuple[str, ...]) -> None
     from astro_tui.text import inert
 
     session = _session(targets, _settings(hide=hide))
+    session.start(whole=False)  # the outline is read while the shell imports
     try:
         result = _interruptible(lambda cancel: session.shell(command, cancel=cancel))
     except AstroError as exc:

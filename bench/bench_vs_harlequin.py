@@ -111,16 +111,8 @@ def _peak_rss(session: str) -> tuple[int, int]:
 
     The sum over-counts a little (each process's peak, not their peak together); it is
     the honest figure for astro, whose database is open in its statement worker."""
-    pane = subprocess.run(
-        ["tmux", "list-panes", "-t", session, "-F", "#{pane_pid}"], capture_output=True, text=True
-    ).stdout.split()
-    pids, todo = [], pane[:1]
-    while todo:
-        pid = todo.pop()
-        pids.append(pid)
-        todo += subprocess.run(["pgrep", "-P", pid], capture_output=True, text=True).stdout.split()
     peaks = []
-    for pid in pids:
+    for pid in _pids(session):
         try:
             status = Path(f"/proc/{pid}/status").read_text()
         except OSError:
@@ -129,6 +121,38 @@ def _peak_rss(session: str) -> tuple[int, int]:
         if match:
             peaks.append(int(match.group(1)) * 1024)
     return max(peaks, default=0), sum(peaks)
+
+
+def _pids(session: str) -> list[str]:
+    """The pane's process and all its descendants."""
+    pane = subprocess.run(
+        ["tmux", "list-panes", "-t", session, "-F", "#{pane_pid}"], capture_output=True, text=True
+    ).stdout.split()
+    pids, todo = [], pane[:1]
+    while todo:
+        pid = todo.pop()
+        pids.append(pid)
+        todo += subprocess.run(["pgrep", "-P", pid], capture_output=True, text=True).stdout.split()
+    return pids
+
+
+def _kill(session: str) -> None:
+    """End the app and wait until every process of it is gone: a statement worker still
+    holding the file would make the next launch's read-write open (Harlequin's) fail on its
+    lock, and a dying process's memory is the next launch's CPU."""
+    pids = _pids(session)
+    subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+    deadline = time.perf_counter() + 30
+    while any(_running(pid) for pid in pids) and time.perf_counter() < deadline:
+        time.sleep(POLL_S)
+
+
+def _running(pid: str) -> bool:
+    """Not gone and not a zombie (a zombie holds no memory and no file)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
 
 
 def _settle(session: str, quiet_s: float = 1.0, give_up_s: float = 20.0) -> None:
@@ -198,7 +222,7 @@ def _launch(command: list[str], marker: re.Pattern[str], env: dict[str, str]) ->
         _settle(session)
         largest, total = _peak_rss(session)
     finally:
-        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+        _kill(session)
     if first is None or catalog is None:
         raise RuntimeError(f"{command[0]}: {marker.pattern!r} never appeared")
     return first, catalog, largest, total, whole

@@ -17,10 +17,11 @@ from astro_tui.config import Settings
 from astro_tui.data import catalog_cache
 from astro_tui.data.catalog_model import NOT_READ, ColumnsNotRead
 from astro_tui.data.database import Database
+from astro_tui.data.errors import TargetError
 from astro_tui.session import CatalogLoaded, CatalogOutlined, Session, SessionEvent
 from astro_tui.ui.panes.catalog import CatalogTree
 from tests.test_ui_support import SIZE, make_app, plain, ready, wait_until
-from tests.waiting import HANG_GUARD_S
+from tests.waiting import HANG_GUARD_S, wait_for
 
 
 @pytest.fixture
@@ -52,6 +53,72 @@ def crm(tmp_path: Path) -> Path:
 
 def _names(catalog) -> list[str]:  # type: ignore[no-untyped-def]
     return [t.sql_name for t in catalog.tables]
+
+
+def test_a_start_opens_once_and_its_first_listener_hears_it_all(
+    own_cache: Path, crm: Path, tmp_path: Path
+) -> None:
+    """`astro` starts opening before Textual imports: the app's own open waits for that one,
+    and the events that came before the app listened reach it, in order, once."""
+    with Session([str(crm)], Settings(), state_dir=tmp_path) as session:
+        session.start()
+        session.open()
+        catalog = session.catalog
+        first: list[SessionEvent] = []
+        session.listen(first.append)
+        assert [type(e).__name__ for e in first] == ["Opened", "CatalogOutlined", "CatalogLoaded"]
+        assert first[2].catalog is catalog and catalog is not None and catalog.complete  # type: ignore[attr-defined]
+        later: list[SessionEvent] = []
+        session.listen(later.append)
+        session.open()
+        assert later == [] and len(first) == 3 and session.catalog is catalog  # nothing read again
+        assert session.sql("SELECT count(*) AS n FROM sales.customers").result.rows() == [(1,)]
+
+
+def test_a_failed_start_is_told_once_and_a_retry_opens_again(tmp_path: Path) -> None:
+    gone = tmp_path / "later.duckdb"
+    seen: list[SessionEvent] = []
+    with Session([str(gone)], Settings(), state_dir=tmp_path) as session:
+        session.start()
+        with pytest.raises(TargetError) as raised:
+            session.open()
+        session.listen(seen.append)
+        assert [type(e).__name__ for e in seen] == ["OpenFailed"] and seen[0].message == str(raised.value)  # type: ignore[attr-defined]
+        with pytest.raises(TargetError):
+            session.open()  # the start's failure, not a second attempt
+        assert len(seen) == 1
+        duckdb.connect(str(gone)).close()
+        session.retry_open()
+        assert session.catalog is not None and [type(e).__name__ for e in seen][-1] == "CatalogLoaded"
+
+
+def test_a_shell_started_on_the_outline_lists_without_columns(
+    own_cache: Path, crm: Path, tmp_path: Path
+) -> None:
+    """`astro shell` starts reading the outline before it imports the shell; `ls` takes it, and
+    a `cat` after it reads the columns then."""
+    with Session([str(crm)], Settings(), state_dir=tmp_path) as session:
+        session.start(whole=False)
+        assert session.shell("ls /").output.split() == ["hr/", "sales/"]
+        assert session.catalog is None
+        assert "Contact address" in session.shell("cat /sales/customers.table").output
+        assert session.catalog is not None and session.catalog.complete
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc")
+def test_the_catalog_request_is_answered_before_the_idle_warm_up(own_cache: Path, crm: Path) -> None:
+    """The outline request goes with the setup and waits in the worker's pipe while the file
+    opens: it is answered first, and the worker has not loaded Arrow for its idle warm-up
+    (a request read into a stdin buffer with the setup was invisible to `select`, and the
+    warm-up, a second and more under load, ran ahead of it)."""
+    with Database.open([str(crm)], Settings()) as db:
+        db.load_outline()
+        (pid,) = db.engine._pool.pids()  # type: ignore[attr-defined]
+        assert "libarrow" not in Path(f"/proc/{pid}/maps").read_text()
+        db.load_catalog()
+        db.ready()
+        db.execute("SELECT 1")
+        assert "libarrow" in Path(f"/proc/{pid}/maps").read_text()  # warmed for statements, as ever
 
 
 def test_an_outline_has_every_table_and_refuses_its_columns(own_cache: Path, crm: Path) -> None:
@@ -298,3 +365,37 @@ def test_columns_keep_their_order_whatever_order_duckdb_gives_them(crm: Path) ->
     for shuffled in (rows, rows[::-1], rows[1::2] + rows[::2]):
         grouped = catalog._group_columns(shuffled)
         assert {k: [c.name for c in v] for k, v in grouped.items()} == expected
+
+
+def _pipe_holds(stream) -> int:  # type: ignore[no-untyped-def]
+    import array
+    import fcntl
+    import termios
+
+    count = array.array("i", [0])
+    fcntl.ioctl(stream.fileno(), termios.FIONREAD, count)
+    return count[0]
+
+
+def test_an_answer_that_came_with_the_ready_frame_is_seen(own_cache: Path, crm: Path) -> None:
+    """A request sent with the setup is answered right after the worker's ready frame: both can be
+    in the pipe when astro reads that frame, and an answer read ahead into astro's buffer was
+    invisible to the `select` that waits for it (the app's open waited forever)."""
+    import select
+
+    from astro_tui.data.engines.duckdb.pool import _Worker
+    from astro_tui.data.engines.duckdb.worker import read_frame, write_frame
+
+    with Database.open([str(crm)], Settings()) as db:
+        setup = db.engine._pool._setup  # type: ignore[attr-defined]
+        worker = _Worker(setup)
+        try:
+            write_frame(worker.stdin, {"meta": "outline"})
+            ready = len(b'{"ready": true}') + 8
+            wait_for(lambda: _pipe_holds(worker.stdout) > ready + 8, what="the answer behind the ready frame")
+            worker.wait_ready(db.engine._open_error)  # type: ignore[attr-defined]
+            assert select.select([worker.stdout], [], [], HANG_GUARD_S)[0], "the answer is seen"
+            header = read_frame(worker.stdout)
+            assert header is not None and header["ok"] and header["pickled"] > 0
+        finally:
+            worker.kill()

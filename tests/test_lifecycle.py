@@ -207,3 +207,21 @@ def test_closing_a_database_removes_every_directory_it_made(world: dict[str, Pat
     assert {p.name.split("-")[1] for p in made} == {"spill", "files", "results"}
     db.close()
     assert not any(p.exists() for p in made)
+
+
+def test_the_worker_imports_nothing_from_the_directory_astro_started_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder of downloaded files may hold a `duckdb.py`: `python -m` put the working directory
+    first on the worker's path, so the worker imported it (run before any guard)."""
+    db = tmp_path / "data.duckdb"
+    duckdb.connect(str(db)).close()
+    folder = tmp_path / "downloads"
+    folder.mkdir()
+    marker = tmp_path / "planted-ran"
+    for name in ("duckdb", "platformdirs", "pyarrow"):
+        (folder / f"{name}.py").write_text(f"open({str(marker)!r}, 'a').write('{name} ')\n")
+    monkeypatch.chdir(folder)
+    with Database.open([str(db)], Settings()) as opened:
+        assert opened.execute("SELECT 42 AS n").table.column(0).to_pylist() == [42]
+    assert not marker.exists()

@@ -212,6 +212,28 @@ async def test_a_failed_open_says_so_and_ctrl_r_opens_it_once_fixed(tmp_path: Pa
         assert isinstance(app, AstroApp) and app.is_running
 
 
+async def test_an_app_over_a_started_session_shows_what_it_opened(shop_db: Path, tmp_path: Path) -> None:
+    """`astro` starts opening before it imports Textual: the app shows that open (its events
+    came before the app listened), and a failed one is retried with ctrl+r as any other."""
+    app = make_app(shop_db, started=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        tree = app.query_one(CatalogTree)
+        assert [c.label.plain.split()[0] for c in tree.root.children] == ["sales"]
+        assert "shop.duckdb" in plain(app.query_one("#topbar"))
+
+    data = tmp_path / "orders.csv"
+    data.write_text("id,amount\n1,2.5\n2,3.5,extra\n")
+    app = make_app(data, started=True)
+    async with app.run_test(size=SIZE) as pilot:
+        status = app.catalog_pane.query_one("#catalog-status")
+        await wait_until(pilot, lambda: "✗" in plain(status))
+        data.write_text("id,amount\n1,2.5\n2,3.5\n")
+        await pilot.press("ctrl+r")
+        await ready(pilot)
+        assert [c.label.plain.split()[0] for c in app.query_one(CatalogTree).root.children] == ["main"]
+
+
 async def test_a_failing_worker_is_shown_and_the_app_keeps_running(shop_db: Path) -> None:
     import re
 

@@ -53,9 +53,14 @@ def shop_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_shop(tmp_path_factory.mktemp("shop") / "shop.duckdb")
 
 
-def make_app(db: Path | str, settings: Settings | None = None, *, live_clocks: bool = True) -> AstroApp:
-    """The app on a session of `db`, its state where the test's environment says."""
+def make_app(
+    db: Path | str, settings: Settings | None = None, *, live_clocks: bool = True, started: bool = False
+) -> AstroApp:
+    """The app on a session of `db`, its state where the test's environment says; `started`:
+    the session began opening before the app was made, as `astro` does (`Session.start`)."""
     session = Session([str(db)], settings or Settings(), state_dir=state_dir())
+    if started:
+        session.start()
     return AstroApp(session, live_clocks=live_clocks)
 
 

@@ -16,6 +16,8 @@ reads a catalog or builds the agent by itself. A session's life, top to bottom:
    screen before the database can run anything); `open()` waits until statements run.
    Whatever needs columns (the agent, a card, `cat`, `grep`) waits for the whole. A
    failure is an `OpenFailed` or `CatalogFailed` event and an `AstroError` raised; `retry_open()` tries again.
+   `start()` begins all this in a thread of the session's own, as soon as a front end
+   knows its targets (the app, before it imports Textual); `open()` then waits for it.
 3. **Used by the person.** `sql()` runs one guarded statement with the settings'
    limits, under a cancel token `cancel_sql()` fires; `preview()` shows a table's
    first rows; `shell()` runs the metadata shell, its `cd` kept. Every result joins
@@ -143,6 +145,12 @@ class Session:
         self._shell_lock = threading.Lock()
         self._runner: _Runner | None = None
         self._closed = False
+        self._start: _Start | None = None
+        self._named = threading.Event()
+        """Set whenever an outline or a whole catalog is read (and when a start ends)."""
+        self._unheard: list[SessionEvent] | None = None
+        """Events a start had before anyone listened, for the first listener."""
+        self._listen_lock = threading.RLock()
 
     @classmethod
     def over(
@@ -156,10 +164,20 @@ class Session:
     # ------------------------------------------------------------------ events
 
     def listen(self, listener: Listener) -> None:
-        """Call `listener` with every event from now on (see the module docstring)."""
-        self._listeners.append(listener)
+        """Call `listener` with every event from now on (see the module docstring); the first
+        listener hears first, in order, what an open begun by `start()` had before it came."""
+        with self._listen_lock:
+            self._listeners.append(listener)
+            for event in self._unheard or ():
+                listener(event)
+            self._unheard = None
 
     def _emit(self, event: SessionEvent) -> None:
+        if self._unheard is not None:  # a start, no listener yet: kept, or heard after the kept
+            with self._listen_lock:
+                if self._unheard is not None:
+                    self._unheard.append(event)
+                    return
         for listener in list(self._listeners):
             listener(event)
 
@@ -170,11 +188,33 @@ class Session:
         return self.db.label if self.db is not None else ""
 
     def open(self) -> Session:
-        """Open the database, read its catalog and wait until statements run; raises AstroError."""
+        """Open the database, read its catalog and wait until statements run; raises AstroError.
+        After `start()`, this waits for that open (and raises its failure) rather than reading again."""
+        started = self._start
+        if started is not None:
+            started.wait()
+            self._catalog()
+            self._ready()
+            return self
         self.database()
         self.read_catalog()
         self._ready()
         return self
+
+    def start(self, *, whole: bool = True) -> None:
+        """Begin opening now, in a thread of the session's own, for a front end that knows its
+        targets before it can show anything (the app imports Textual meanwhile: a second and
+        more, in which the file opens and its outline is read). The session stays the one owner
+        of the open: `open()` waits for this one, the catalog and the shell wait for what it
+        reads, and what it emits before anyone listens goes to the first listener. `whole`:
+        the whole catalog and a database ready for statements, as `open()`; else the outline
+        alone (`astro shell`)."""
+        with self._listen_lock:
+            if self._start is not None or self._closed:
+                return
+            if not self._listeners:
+                self._unheard = []
+            self._start = _Start(self, whole)
 
     def database(self) -> Database:
         """The opened database, opening it on first use."""
@@ -231,6 +271,7 @@ class Session:
             message = f"cannot read the catalog: {error_line(exc)}"
             self._emit(CatalogFailed(message))
             raise DataError(message) from exc
+        self._named.set()
         if self.catalog is not None:
             self._outline = None
             self._emit(CatalogLoaded(self.catalog))
@@ -240,6 +281,7 @@ class Session:
 
     def retry_open(self) -> None:
         """After a failure: the server may be back, the file fixed or its lock released."""
+        self._start = None
         if self.db is None:
             self.open()
         else:
@@ -263,6 +305,8 @@ class Session:
         found = self.catalog
         if found is not None:
             return found
+        if self._start is not None:  # reading it, or failed: raised
+            self._start.wait()
         with self._catalog_lock:
             return self.catalog if self.catalog is not None else self._read(whole=True)
 
@@ -271,6 +315,11 @@ class Session:
         found = self.catalog or self._outline
         if found is not None:
             return found
+        if self._start is not None:
+            self._start.wait_named()
+            found = self.catalog or self._outline
+            if found is not None:
+                return found
         with self._catalog_lock:
             return self.catalog or self._outline or self._read(whole=False)
 
@@ -710,6 +759,43 @@ class Session:
 
     def __repr__(self) -> str:
         return f"<Session {self.label or ' '.join(self.targets) or 'sample warehouse'}>"
+
+
+class _Start:
+    """An open begun by `Session.start`: its thread, and its failure for whoever waits for it."""
+
+    def __init__(self, session: Session, whole: bool) -> None:
+        self.whole = whole
+        self._session = session
+        self._failure: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="astro-open", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        session = self._session
+        try:
+            session.database()
+            with session._catalog_lock:
+                if session.catalog is None:
+                    session._read(whole=self.whole)
+            if self.whole:
+                session._ready()
+        except BaseException as exc:  # reported as OpenFailed or CatalogFailed; raised to waiters
+            self._failure = exc
+        finally:
+            session._named.set()
+
+    def wait(self) -> None:
+        """Until it ends; its failure raised."""
+        self._thread.join()
+        if self._failure is not None:
+            raise self._failure
+
+    def wait_named(self) -> None:
+        """Until the schemas and tables are read, or it ends; its failure raised."""
+        self._session._named.wait()
+        if self._failure is not None:
+            raise self._failure
 
 
 class _Runner:

@@ -140,7 +140,15 @@ class _Worker:
     def __init__(self, setup: dict[str, Any]) -> None:
         self.results = Path(setup["results"])
         reader, self._interrupts = os.pipe()
-        argv = [sys.executable, "-m", "astro_tui.data.engines.duckdb.worker", str(reader), str(os.getpid())]
+        # -P: nothing is imported from the directory astro was started in (a `duckdb.py` there)
+        argv = [
+            sys.executable,
+            "-P",
+            "-m",
+            "astro_tui.data.engines.duckdb.worker",
+            str(reader),
+            str(os.getpid()),
+        ]
         try:
             self.proc = _SPAWNER.run(
                 lambda: subprocess.Popen(
@@ -188,7 +196,9 @@ class _Worker:
                 if not select.select([self.stdout], [], [], _START_S)[0]:
                     self.kill()
                     raise QueryError("the query process did not start")
-                answer = read_frame(self.stdout)
+                # Past the buffer: a request sent with the setup is answered right after this
+                # frame, and an answer read ahead into the buffer is invisible to `select`.
+                answer = read_frame(self.stdout.raw)  # type: ignore[attr-defined]
             except (OSError, ValueError):  # closed meanwhile (the database was closed)
                 self.kill()
                 raise QueryError("the database is closed") from None
@@ -356,9 +366,13 @@ class WorkerPool:
         """A metadata request of the engine's own (`worker.py`), answered as a pickle."""
         worker = self._take()
         try:
-            worker.wait_ready(self._open_error)
             worker.clean = False
-            write_frame(worker.stdin, request)
+            if not worker.ready:  # sent with the setup: answered the moment the file is open
+                with contextlib.suppress(OSError):  # it could not open it: `wait_ready` says why
+                    write_frame(worker.stdin, request)
+                worker.wait_ready(self._open_error)
+            else:
+                write_frame(worker.stdin, request)
             header = self._header(worker, _Stop(), None, memory=None)
             data = worker.stdout.read(header["pickled"])
             if len(data) != header["pickled"]:

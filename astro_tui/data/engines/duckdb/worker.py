@@ -73,11 +73,23 @@ def write_frame(stream: IO[bytes], body: dict[str, Any], tail: bytes = b"") -> N
 
 
 def read_frame(stream: IO[bytes]) -> dict[str, Any] | None:
-    head = stream.read(_LENGTH.size)
+    head = _read_exactly(stream, _LENGTH.size)
     if len(head) < _LENGTH.size:
         return None
     (length,) = _LENGTH.unpack(head)
-    return json.loads(stream.read(length))
+    return json.loads(_read_exactly(stream, length))
+
+
+def _read_exactly(stream: IO[bytes], size: int) -> bytes:
+    """`size` bytes, or fewer at the end: an unbuffered stream (the worker's stdin) returns
+    what the pipe holds, and reads no further than asked."""
+    data = stream.read(size) or b""
+    while len(data) < size:
+        more = stream.read(size - len(data))
+        if not more:
+            break
+        data += more
+    return data
 
 
 class _Parent:
@@ -451,7 +463,9 @@ def main() -> None:
     interrupts, parent = int(sys.argv[1]), int(sys.argv[2])
     os.umask(0o077)  # result and spill files: this user's alone
     watch = _Parent(parent)
-    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    # Unbuffered: a buffer could hold a request read with the setup, which `select` cannot see,
+    # and the idle warm-up would run ahead of it.
+    stdin, stdout = sys.stdin.buffer.raw, sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing but frames on the pipe
     setup = read_frame(stdin)
     if setup is None:
