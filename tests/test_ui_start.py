@@ -335,3 +335,16 @@ async def test_the_footer_is_rebuilt_only_when_its_keys_change(shop_db: Path) ->
         assert "escape" in [key.key for key in footer.query("FooterKey")]
         await pilot.press("escape")
         await wait_until(pilot, lambda: not app.session.sql_running)
+
+
+async def test_the_warm_up_waits_for_a_key_a_click_or_a_paste(shop_db: Path) -> None:
+    """The imports a first result needs (~90 MB) wait for the person: a catalog on screen
+    alone starts nothing; a paste (a query copied from elsewhere) starts them at once."""
+    from textual import events
+
+    app = make_app(shop_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        assert not app.warm_up.started
+        app.post_message(events.Paste("SELECT 1"))
+        await wait_until(pilot, lambda: app.warm_up.started)

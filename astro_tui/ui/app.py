@@ -78,15 +78,15 @@ class AstroApp(App[int]):
         self._open_failed = False
         self._layout = PaneLayout()
         self._loop_thread = threading.get_ident()
-        self._warm_up = WarmUp(
+        self.warm_up = WarmUp(
             lambda painted: self.run_worker(
                 partial(warm_imports, painted), thread=True, group="warm", exit_on_error=False
             )
         )
 
     async def on_event(self, event: events.Event) -> None:
-        if isinstance(event, events.Key | events.MouseDown):
-            self._warm_up.input_seen()  # the person is here: a first result may follow
+        if isinstance(event, events.Key | events.MouseDown | events.Paste):
+            self.warm_up.input_seen()  # the person is here: a first result may follow
         await super().on_event(event)
 
     # ------------------------------------------------------------------ layout
@@ -200,7 +200,7 @@ class AstroApp(App[int]):
                     return
                 if self.settings.model_configured:
                     self._prepare_agent(painted)
-                self._warm_up.catalog_shown(painted)
+                self.warm_up.catalog_shown(painted)
             case ev.CatalogFailed(message=text):
                 self._open_failed = True
                 catalog_pane.show_failure(text)

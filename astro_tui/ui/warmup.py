@@ -60,6 +60,10 @@ class WarmUp:
         self._painted = painted
         self._maybe_start()
 
+    @property
+    def started(self) -> bool:
+        return self._started
+
     def input_seen(self) -> None:
         self._asked = True
         self._maybe_start()
