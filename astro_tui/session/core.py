@@ -305,8 +305,9 @@ class Session:
         found = self.catalog
         if found is not None:
             return found
-        if self._start is not None:  # reading it, or failed: raised
-            self._start.wait()
+        started = self._start  # a retry may clear it meanwhile
+        if started is not None:  # reading it, or failed: raised
+            started.wait()
         with self._catalog_lock:
             return self.catalog if self.catalog is not None else self._read(whole=True)
 
@@ -315,8 +316,9 @@ class Session:
         found = self.catalog or self._outline
         if found is not None:
             return found
-        if self._start is not None:
-            self._start.wait_named()
+        started = self._start
+        if started is not None:
+            started.wait_named()
             found = self.catalog or self._outline
             if found is not None:
                 return found

@@ -190,7 +190,7 @@ class DuckDBEngine(Engine):
         return {
             "path": str(path),
             # Also while the file opens (`worker._OPENING_MEMORY`: a log replayed may spill).
-            "config": {**_BASE_CONFIG, "temp_directory": spill},
+            "config": {**_BASE_CONFIG, "temp_directory": spill, "max_temp_directory_size": _SPILL_LIMIT},
             "statements": steps,
             "scratch": [str(d) for d in (self._spill_dir, self._shim_dir) if d is not None],
             "trusted_views": own_views,

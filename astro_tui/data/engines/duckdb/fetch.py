@@ -92,6 +92,8 @@ def few_rows(
         rows = list(itertools.islice(reading, FEW + 1 if cap is None else min(FEW, cap) + 1))
     finally:
         reading.close()
+    if len(rows) > FEW and (cap is None or cap >= FEW):
+        return None  # more than the parse showed: never printed as the whole result
     truncated = cap is not None and len(rows) > cap
     return RowTable(relation.columns, types, rows[:cap] if truncated else rows), truncated
 
