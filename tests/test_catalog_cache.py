@@ -11,7 +11,7 @@ import pytest
 
 from astro_tui.config import Settings, cache_dir
 from astro_tui.data import catalog_cache
-from astro_tui.data.catalog_model import Catalog, Schema
+from astro_tui.data.catalog_model import Catalog, Schema, Table
 from astro_tui.data.database import Database
 from astro_tui.data.errors import TargetError
 from tests.holders import holding_for_writing
@@ -119,6 +119,31 @@ def test_a_planted_cache_entry_runs_nothing_and_the_catalog_is_read_again(
     assert not marker.exists()
     with pytest.raises(pickle.UnpicklingError, match="not part of the catalog model"):
         catalog_cache.loads(pickle.dumps(_Planted(marker)))
+
+
+class _WithIndexes:
+    """A cache entry naming only the model's classes whose pickled state sets a catalog's lookup
+    indexes (in plain tuples and dicts: the indexes' own class is not one an entry may name)."""
+
+    def __init__(self, table: Table) -> None:
+        self.table = table
+
+    def __reduce__(self) -> tuple[object, ...]:
+        indexes = ({}, {"orders": [self.table]}, {})
+        return (Catalog, ((), (), True), ((), (), True, indexes))
+
+
+def test_a_cache_entry_cannot_set_a_catalogs_lookup_indexes(own_cache: Path, shop: Path) -> None:
+    expected = _catalog(shop)
+    planted = Table(None, "main", "orders", "table", ())
+    data = pickle.dumps(_WithIndexes(planted))
+    with pytest.raises(TypeError, match="made by its constructor"):
+        catalog_cache.loads(data)
+    with pytest.raises(TypeError):
+        Catalog((), _lookup=None)  # type: ignore[call-arg]
+    [entry] = own_cache.iterdir()
+    entry.write_bytes(data)
+    assert _catalog(shop) == expected
 
 
 def test_an_unwritable_cache_costs_only_time(

@@ -105,6 +105,37 @@ def test_a_shell_started_on_the_outline_lists_without_columns(
         assert session.catalog is not None and session.catalog.complete
 
 
+def test_ls_after_a_start_waits_for_the_outline_not_the_columns(
+    own_cache: Path, crm: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The app's start reads the whole catalog; an `ls` made meanwhile answers from the
+    outline as soon as it is read, while the columns are still being read (it once waited
+    for them: the start told only at its end that the names were in)."""
+    from astro_tui.catalog import introspect
+
+    release = threading.Event()
+    read_columns = introspect.load_catalog
+
+    def held(db: Database) -> object:
+        assert release.wait(HANG_GUARD_S)
+        return read_columns(db)
+
+    monkeypatch.setattr(introspect, "load_catalog", held)
+    with Session([str(crm)], Settings(), state_dir=tmp_path) as session:
+        session.start()
+        try:
+            answers: dict[str, str] = {}
+            listing = threading.Thread(target=lambda: answers.update(ls=session.shell("ls /").output))
+            listing.start()
+            wait_for(lambda: "ls" in answers, what="ls while the columns are held")
+            assert answers["ls"].split() == ["hr/", "sales/"]
+            assert session.catalog is None
+        finally:
+            release.set()
+        session.open()
+        assert session.catalog is not None and session.catalog.complete
+
+
 @pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc")
 def test_the_catalog_request_is_answered_before_the_idle_warm_up(own_cache: Path, crm: Path) -> None:
     """The outline request goes with the setup and waits in the worker's pipe while the file

@@ -134,7 +134,7 @@ class Catalog:
     schemas: tuple[Schema, ...]
     databases: tuple[str, ...] = ()
     complete: bool = True
-    _lookup: _Lookup | None = field(default=None, compare=False, repr=False)
+    _lookup: _Lookup | None = field(default=None, init=False, compare=False, repr=False)
 
     def _indexes(self) -> _Lookup:
         """Built on the first lookup, not with the catalog: the worker that reads a catalog only
@@ -159,6 +159,11 @@ class Catalog:
     def __reduce__(self) -> tuple[type[Catalog], tuple[tuple[Schema, ...], tuple[str, ...], bool]]:
         """Pickled without its lookup indexes; they are rebuilt on load (`catalog_cache`)."""
         return (Catalog, (self.schemas, self.databases, self.complete))
+
+    def __setstate__(self, state: object) -> None:
+        """Never needed (`__reduce__` gives the constructor every field): a crafted cache entry
+        could otherwise set the lookup indexes every `find_table` answers from."""
+        raise TypeError("a catalog is made by its constructor, not from pickled state")
 
     @property
     def multi_database(self) -> bool:

@@ -263,6 +263,7 @@ class Session:
                 else:
                     self._outline = found
                     self._emit(CatalogOutlined(found))
+                self._named.set()  # an `ls` waiting on a start need not wait for the columns
             if self.catalog is None and whole:
                 self.catalog = load_catalog(db)
         except TargetError as exc:
