@@ -51,6 +51,21 @@ def crm(tmp_path: Path) -> Path:
     return path
 
 
+def _hold_columns(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """Every read of the whole catalog waits until the event returned is set."""
+    from astro_tui.catalog import introspect
+
+    release = threading.Event()
+    read_columns = introspect.load_catalog
+
+    def held(db: Database) -> object:
+        assert release.wait(HANG_GUARD_S)
+        return read_columns(db)
+
+    monkeypatch.setattr(introspect, "load_catalog", held)
+    return release
+
+
 def _names(catalog) -> list[str]:  # type: ignore[no-untyped-def]
     return [t.sql_name for t in catalog.tables]
 
@@ -111,16 +126,7 @@ def test_ls_after_a_start_waits_for_the_outline_not_the_columns(
     """The app's start reads the whole catalog; an `ls` made meanwhile answers from the
     outline as soon as it is read, while the columns are still being read (it once waited
     for them: the start told only at its end that the names were in)."""
-    from astro_tui.catalog import introspect
-
-    release = threading.Event()
-    read_columns = introspect.load_catalog
-
-    def held(db: Database) -> object:
-        assert release.wait(HANG_GUARD_S)
-        return read_columns(db)
-
-    monkeypatch.setattr(introspect, "load_catalog", held)
+    release = _hold_columns(monkeypatch)
     with Session([str(crm)], Settings(), state_dir=tmp_path) as session:
         session.start()
         try:
@@ -348,17 +354,9 @@ async def test_a_card_highlighted_after_the_columns_came_shows_them(
     """The shell the pane built over the outline still has it when the columns come: a table
     highlighted then gets its whole card (the card's worker once failed on the outline's
     columns and no card ever came). The column read waits here until that shell is built."""
-    from astro_tui.catalog import introspect
     from astro_tui.ui.panes.shell import ShellPane
 
-    release = threading.Event()
-    read_columns = introspect.load_catalog
-
-    def held(db: Database) -> object:
-        assert release.wait(HANG_GUARD_S)
-        return read_columns(db)
-
-    monkeypatch.setattr(introspect, "load_catalog", held)
+    release = _hold_columns(monkeypatch)
     app = make_app(crm)
     async with app.run_test(size=SIZE) as pilot:
         tree = app.query_one(CatalogTree)
