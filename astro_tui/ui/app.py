@@ -80,7 +80,10 @@ class AstroApp(App[int]):
         self._loop_thread = threading.get_ident()
         self.warm_up = WarmUp(
             lambda painted: self.run_worker(
-                partial(warm_imports, painted), thread=True, group="warm", exit_on_error=False
+                partial(warm_imports, painted, self.warm_up.quiet),
+                thread=True,
+                group="warm",
+                exit_on_error=False,
             )
         )
 
@@ -212,6 +215,7 @@ class AstroApp(App[int]):
             case ev.ResultAdded(result=result):
                 self._show_result(result, message.backend)
             case ev.QueryFailed(kind="sql", message=text):
+                self.warm_up.release()
                 self.refresh_bindings()
                 conversation.query_failed(text)
             case ev.QueryFailed(message=text):
@@ -229,6 +233,7 @@ class AstroApp(App[int]):
         self.results.add_result(result, backend=backend)
         if result.kind == "sql":
             self.conversation.query_done(result)
+            self.call_after_refresh(self.warm_up.release)  # its rows are painted
         self._layout.result_arrived(self.screen)
 
     # ------------------------------------------------------------------ workers
@@ -261,7 +266,9 @@ class AstroApp(App[int]):
             return
         self.conversation.question.clear()
         if command.name == "sql":
-            self.conversation.run_sql(command.arg)
+            self.warm_up.hold()  # the warm-up's later imports wait for its result
+            if not self.conversation.run_sql(command.arg):
+                self.warm_up.release()
         elif command.name == "resume" and command.arg:
             self.conversation.resume(command.arg)
         elif command.name == "export":
