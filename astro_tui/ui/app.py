@@ -228,13 +228,17 @@ class AstroApp(App[int]):
                 assert_never(unknown)
 
     def _show_result(self, result: Result, backend: Any) -> None:
-        if result.kind == "sql":
-            self.refresh_bindings()
         self.results.add_result(result, backend=backend)
         if result.kind == "sql":
-            self.conversation.query_done(result)
-            self.call_after_refresh(self.warm_up.release)  # its rows are painted
+            # The rows first: the footer without Esc (a layout of its own if it had Esc) and the
+            # note in the conversation come in the frame after.
+            self.call_after_refresh(self._sql_shown, result)
         self._layout.result_arrived(self.screen)
+
+    def _sql_shown(self, result: Result) -> None:
+        self.refresh_bindings()
+        self.conversation.query_done(result)
+        self.warm_up.release()
 
     # ------------------------------------------------------------------ workers
 
