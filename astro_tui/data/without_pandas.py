@@ -17,6 +17,7 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Sequence
+from importlib.abc import MetaPathFinder
 from importlib.machinery import ModuleSpec
 from types import ModuleType
 
@@ -24,12 +25,11 @@ _lock = threading.Lock()
 _decided = False
 
 
-class _Withheld:
-    """An import hook that finds pandas missing (a meta path finder, first in line)."""
+class _Withheld(MetaPathFinder):
+    """An import hook that finds pandas missing (first in line while pyarrow looks)."""
 
-    @staticmethod
     def find_spec(
-        name: str, path: Sequence[str] | None = None, target: ModuleType | None = None
+        self, name: str, path: Sequence[str] | None, target: ModuleType | None = None
     ) -> ModuleSpec | None:
         if name == "pandas" or name.startswith("pandas."):
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
@@ -47,9 +47,10 @@ def decide() -> None:
         import pyarrow as pa
 
         if "pandas" not in sys.modules:
-            sys.meta_path.insert(0, _Withheld)  # type: ignore[arg-type]
+            withheld = _Withheld()
+            sys.meta_path.insert(0, withheld)
             try:
                 pa.array([0])  # its first look; if it has looked before, nothing is imported here
             finally:
-                sys.meta_path.remove(_Withheld)  # type: ignore[arg-type]
+                sys.meta_path.remove(withheld)
         _decided = True
