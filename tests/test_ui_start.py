@@ -348,3 +348,91 @@ async def test_the_warm_up_waits_for_a_key_a_click_or_a_paste(shop_db: Path) -> 
         assert not app.warm_up.started
         app.post_message(events.Paste("SELECT 1"))
         await wait_until(pilot, lambda: app.warm_up.started)
+
+
+_RESULT_IN_THE_APP = """
+    import asyncio, json, sys
+    from pathlib import Path
+    from textual.worker import WorkerState
+    from tests.test_ui_support import SIZE, make_app, ready, submit, wait_until
+
+    SQL = (
+        "/sql SELECT 'r' || range AS ascii, 'é' || range AS accented, chr(7) || 'bell' AS control, "
+        "CASE WHEN range % 3 = 0 THEN NULL ELSE range END AS n, range * 0.5 AS half, "
+        "range / 7 AS ratio, DATE '2024-01-01' + range::INT AS day, "
+        "TIMESTAMP '2024-01-01' + to_seconds(range) AS at, range % 2 = 0 AS even "
+        "FROM range(5000)"
+    )
+
+    async def main() -> None:
+        app = make_app(Path(sys.argv[1]))
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            seen = {"warm before": "textual_fastdatatable" in sys.modules}
+            app.warm_up.hold()  # as a /sql typed at once would: the later imports wait
+            await pilot.press("x")  # the person is here: the warm-up starts
+            warm = lambda: [w for w in app.workers if w.group == "warm"]
+            await wait_until(pilot, lambda: "astro_tui.ui.table_backend" in sys.modules)
+            await wait_until(pilot, lambda: "astro_tui.ui.column_widths" in sys.modules)
+            seen["charts while held"] = "textual_plotext" in sys.modules
+            await submit(pilot, SQL)
+            strips = lambda: app.screen._compositor.render_strips()
+            drawn = lambda: "\\n".join("".join(part.text for part in strip) for strip in strips())
+            await wait_until(pilot, lambda: "é1" in drawn() and "r1" in drawn())  # its rows, drawn
+            await wait_until(pilot, lambda: not app.warm_up.holding)  # released once its rows are painted
+            await wait_until(pilot, lambda: all(w.state is WorkerState.SUCCESS for w in warm()))
+            seen["charts after"] = "textual_plotext" in sys.modules
+            seen["rows"] = app.results.table_widget.row_count
+            seen["pandas"] = "pandas" in sys.modules
+        print(json.dumps(seen))
+
+    asyncio.run(main())
+"""
+
+
+def test_a_result_and_the_warm_up_never_import_pandas(shop_db: Path) -> None:
+    """pyarrow imports pandas at its first conversion from Python values (a second or more, ~50 MB,
+    holding the interpreter a first result needs); nothing the app shows needs it. Every kind
+    of column a result may hold, measured and drawn, in an app process of its own (pandas may
+    be loaded in this one). The warm-up's charts wait while a statement is on its way."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(_RESULT_IN_THE_APP), str(shop_db)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        cwd=root,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen == {
+        "warm before": False,
+        "charts while held": False,
+        "charts after": True,
+        "rows": 5000,
+        "pandas": False,
+    }
+
+
+async def test_a_failed_or_refused_sql_lets_the_warm_up_go_on(shop_db: Path) -> None:
+    """A /sql holds the warm-up's later imports until its rows are painted; one that fails, or
+    is refused before it runs, lets them go at once."""
+    app = make_app(shop_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await submit(pilot, "/sql SELECT * FROM no_such_table")
+        await wait_until(pilot, lambda: "no_such_table" in log_text(app) and not app.session.sql_running)
+        await wait_until(pilot, lambda: "failed" in log_text(app) or "does not exist" in log_text(app))
+        await pilot.pause()
+        assert not app.warm_up.holding
+        await submit(pilot, "/sql DELETE FROM shop.orders")
+        await wait_until(pilot, lambda: "DELETE" in log_text(app) and not app.session.sql_running)
+        await pilot.pause()
+        assert not app.warm_up.holding

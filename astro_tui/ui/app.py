@@ -80,7 +80,10 @@ class AstroApp(App[int]):
         self._loop_thread = threading.get_ident()
         self.warm_up = WarmUp(
             lambda painted: self.run_worker(
-                partial(warm_imports, painted), thread=True, group="warm", exit_on_error=False
+                partial(warm_imports, painted, self.warm_up.quiet),
+                thread=True,
+                group="warm",
+                exit_on_error=False,
             )
         )
 
@@ -212,6 +215,7 @@ class AstroApp(App[int]):
             case ev.ResultAdded(result=result):
                 self._show_result(result, message.backend)
             case ev.QueryFailed(kind="sql", message=text):
+                self.warm_up.release()
                 self.refresh_bindings()
                 conversation.query_failed(text)
             case ev.QueryFailed(message=text):
@@ -224,12 +228,17 @@ class AstroApp(App[int]):
                 assert_never(unknown)
 
     def _show_result(self, result: Result, backend: Any) -> None:
-        if result.kind == "sql":
-            self.refresh_bindings()
         self.results.add_result(result, backend=backend)
         if result.kind == "sql":
-            self.conversation.query_done(result)
+            # The rows first: the footer without Esc (a layout of its own if it had Esc) and the
+            # note in the conversation come in the frame after.
+            self.call_after_refresh(self._sql_shown, result)
         self._layout.result_arrived(self.screen)
+
+    def _sql_shown(self, result: Result) -> None:
+        self.refresh_bindings()
+        self.conversation.query_done(result)
+        self.warm_up.release()
 
     # ------------------------------------------------------------------ workers
 
@@ -261,7 +270,9 @@ class AstroApp(App[int]):
             return
         self.conversation.question.clear()
         if command.name == "sql":
-            self.conversation.run_sql(command.arg)
+            self.warm_up.hold()  # the warm-up's later imports wait for its result
+            if not self.conversation.run_sql(command.arg):
+                self.warm_up.release()
         elif command.name == "resume" and command.arg:
             self.conversation.resume(command.arg)
         elif command.name == "export":

@@ -1,8 +1,9 @@
 """A result's table as the results pane shows it: an inert copy, floats exact, columns measured.
 
 Built off the event loop: a column the types cannot measure from a few values
-(`column_widths.py`) costs tens of milliseconds over a million rows, and
-measuring text the first time takes over a second (pyarrow imports pandas).
+(`column_widths.py`) costs tens of milliseconds over a million rows. None of it
+needs pandas, which pyarrow would otherwise import at its first conversion from
+Python values (a second or more, ~50 MB): `without_pandas.decide` comes first.
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ if TYPE_CHECKING:
 
 def display_backend(table: pa.Table) -> Any:
     """The `ArrowBackend` a DataTable mounts at once, its column widths already measured."""
+    from astro_tui.data import without_pandas
+
+    without_pandas.decide()
     from astro_tui.ui.column_widths import DisplayBackend
     from astro_tui.ui.display_numbers import exact_floats
     from astro_tui.ui.inert import inert_table

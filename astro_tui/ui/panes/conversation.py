@@ -379,12 +379,13 @@ class ConversationPane(Vertical):
 
     # ------------------------------------------------------------------ the person's /sql
 
-    def run_sql(self, sql: str) -> None:
-        """Run `/sql` through the session; its result (or failure) comes back as a session event."""
+    def run_sql(self, sql: str) -> bool:
+        """Run `/sql` through the session; its result (or failure) comes back as a session event.
+        False when it could not start."""
         self.add_note(Text("sql> ", style="bold") + Text(inert(sql)), "sql")
         if self.session.db is None:
             self.app.notify("The database is still opening.", severity="warning")
-            return
+            return False
         self.start_query()
         self._sql = sql
         self._run_sql(sql)
@@ -392,6 +393,7 @@ class ConversationPane(Vertical):
         # still running after a moment: rebuilding the footer (a widget per key, ~50–250 ms of
         # the loop) took the cores from the query and delayed its first rows.
         self.set_timer(ESC_IN_FOOTER_AFTER_S, self.app.refresh_bindings)
+        return True
 
     @work(thread=True, group="sql", exit_on_error=False, description="run sql")
     def _run_sql(self, sql: str) -> None:
