@@ -15,6 +15,7 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -88,6 +89,15 @@ COLUMNS: list[tuple[list[Any], pa.DataType]] = [
     (["\u202eevil", "ab"], pa.string()),
     (["plain", "ascii"], pa.large_string()),
     (["Zürich", "ascii"], pa.large_string()),
+    (["Zürich", "a longer ascii value", "Ἀθῆναι", "Москва"], pa.string()),
+    (["é" * 300, "a" * 250, None], pa.string()),
+    (["a" * 300, "é" * 250], pa.large_string()),
+    (["é" * 40, "表格", "e\u0301" * 30, None], pa.string()),
+    (["naïve\tcafé", "é\nxyz", "Zürich"], pa.string()),
+    (["\u0483x", "\u0300", "é"], pa.string()),
+    (["é\\\\", "back\\slash", "éé"], pa.string()),
+    (["東" * 200, "a" * 300, "東京 Zürich"], pa.string()),
+    (["東京" * 3, "Zürich" * 2, "한국어", "ｶﾀｶﾅ", "ｆｕｌｌ"], pa.large_string()),
     ([b"\x00\x01", None], pa.binary()),
     ([[1, 2], None], pa.list_(pa.int64())),
     ([{"a": 1}], pa.struct([("a", pa.int64())])),
@@ -166,3 +176,39 @@ def test_printable_ascii_is_exact_on_its_edges() -> None:
     assert printable_ascii(pa.chunked_array([pa.array([" ~", "abc", None])]))
     for bad in ("\x1f", "\x7f", "é", "\t", "\n"):
         assert not printable_ascii(pa.chunked_array([pa.array(["ok", f"a{bad}"])])), repr(bad)
+
+
+def test_every_character_counted_is_as_wide_to_the_widget() -> None:
+    """Each character of the two classes the widths count, measured by the widget's own measure,
+    and the edges left out (a combining mark, a line break, the backslash)."""
+    from textual_fastdatatable.format import measure_width
+
+    from astro_tui.ui.column_widths import ONE_CELL, TWO_CELLS
+
+    characters = pa.array([chr(code) for code in range(0x20, 0x10000) if not 0xD800 <= code < 0xE000])
+    for kind, cells in ((ONE_CELL, 1), (TWO_CELLS, 2)):
+        matched = pc.match_substring_regex(characters, pattern=f"^[{kind}]$").to_pylist()
+        taken = [value for value, ok in zip(characters.to_pylist(), matched, strict=True) if ok]
+        assert len(taken) > 1000
+        assert {measure_width(value, render_markup=False) for value in taken} == {cells}
+    left_out = pa.array(["\\", "\x7f", "\x85", "\u0300", "\u036f", "\u0483", "\u0489", "\u2028", "\u302a"])
+    for kind in (ONE_CELL, TWO_CELLS):
+        assert not any(pc.match_substring_regex(left_out, pattern=f"[{kind}]").to_pylist())
+
+
+def test_many_accented_and_wide_values_are_not_measured_one_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Columns of unique accented and Japanese names (the widget measures each such value in
+    Python, ~0.1 ms a value): the same widths, from a handful of values measured."""
+    from textual_fastdatatable import backend
+
+    table = duckdb.sql(
+        "SELECT 'Zürich ' || range AS city, '東京' || range AS tokyo, "
+        "CASE WHEN range % 1000 = 0 THEN 'e' || chr(769) || range END AS combining "
+        "FROM range(20000)"
+    ).to_arrow_table()
+    expected = _widths(ArrowBackend, table)
+    measured: list[object] = []
+    measure = backend._measure_width
+    monkeypatch.setattr(backend, "_measure_width", lambda v, **k: measured.append(v) or measure(v, **k))
+    assert _widths(DisplayBackend, table) == expected
+    assert len(measured) <= 2 + 20  # the widest of each counted column, the 20 combining ones
