@@ -33,9 +33,9 @@ def warm_imports(after: threading.Event, quiet: threading.Event) -> None:
 
     from astro_tui.ui.table_backend import display_backend
 
-    # Text that is not plain ASCII goes to the widget's own measure (`column_widths.py`): "é"
-    # takes that path, "x" the other.
-    display_backend(pa.table({"text": ["x", "é"], "ascii": ["x", "y"], "number": [1, 2]}))
+    # Accented text is counted in Arrow, a combining mark goes to the widget's own measure
+    # (`column_widths.py`): "é" takes the one path, "e\u0301" the other, "x" the ASCII one.
+    display_backend(pa.table({"text": ["x", "é", "e\u0301"], "ascii": ["x", "y", "z"], "number": [1, 2, 3]}))
     quiet.wait(RESULT_FIRST_WAIT_S)
     import rich.markdown  # noqa: F401  (model text)
 
