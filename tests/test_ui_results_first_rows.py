@@ -41,6 +41,7 @@ async def test_first_rows_show_then_the_result_replaces_them(shop_db: Path) -> N
         app.action_chart_kind()
         still = "Still reading the result: try again once it is in."
         await ui.wait_until(pilot, lambda: ui.notifications(app).count(still) == 2)
+        app.results.table_widget.focus()
         app.results.table_widget.move_cursor(row=7, column=1)
 
         await ui.wait_until(pilot, lambda: app.results.current is not None, timeout=120)
@@ -50,7 +51,7 @@ async def test_first_rows_show_then_the_result_replaces_them(shop_db: Path) -> N
         table = app.results.table_widget
         assert app.results.reading is None and table.row_count == rows
         assert f"{rows:,} rows" in ui.plain(app.query_one("#result-status"))
-        await ui.wait_until(pilot, lambda: table.cursor_coordinate == Coordinate(7, 1))
+        await ui.wait_until(pilot, lambda: table.cursor_coordinate == Coordinate(7, 1) and table.has_focus)
 
 
 async def test_escape_while_reading_removes_the_first_rows(shop_db: Path) -> None:

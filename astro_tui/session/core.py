@@ -342,7 +342,9 @@ class Session:
             self._sql_cancel = token
         failure: Exception | None = None
         try:
-            result = db.execute(sql, cancel=token, first=lambda table: self._emit(FirstRows(table)))
+            heard = bool(self._listeners)  # else the first rows are not worth reading twice
+            first = (lambda table: self._emit(FirstRows(table))) if heard else None
+            result = db.execute(sql, cancel=token, first=first)
         except Exception as exc:
             failure = exc
         finally:

@@ -131,7 +131,10 @@ class ResultsPane(Vertical):
         self.entries.append(entry)
         self._refresh_picker()
         self._kept_cursor = self._moved_cursor()
+        focused = self.reading is not None and self.table_widget is not None and self.table_widget.has_focus
         self.show(entry)
+        if focused:  # the first rows had the focus: their result takes it
+            self.call_after_refresh(self.focus_active)
         if item.chart is not None:
             self.query_one(TabbedContent).active = "tab-chart"
             self._prepare_chart(entry)
