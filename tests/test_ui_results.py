@@ -71,7 +71,9 @@ async def test_a_million_rows_scroll(shop_db: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await submit(pilot, "/sql SELECT i, i * 2 AS doubled, 'row ' || i AS label FROM range(1000000) t(i)")
-        await wait_until(pilot, lambda: app.results.table_widget is not None, timeout=60)
+        # the first rows come before the whole result (`test_ui_results_first_rows.py`)
+        await wait_until(pilot, lambda: app.results.current is not None, timeout=60)
+        await wait_until(pilot, lambda: app.results.table_widget is not None)
         table = app.results.table_widget
         assert table.row_count == 1_000_000
         table.focus()

@@ -67,6 +67,7 @@ from astro_tui.session.events import (
     CatalogLoaded,
     CatalogOutlined,
     ExportFinished,
+    FirstRows,
     Opened,
     OpenFailed,
     QueryFailed,
@@ -332,7 +333,8 @@ class Session:
         """Run one guarded, read-only statement with the settings' limits; blocking.
 
         `cancel_sql()` (Esc, Ctrl+C) stops it on the engine; `cancel` is the token to
-        use when the caller holds its own. The result joins the log as `sql N · …`.
+        use when the caller holds its own. The result joins the log as `sql N · …`; a long
+        one's first rows may be reported before (`FirstRows`).
         """
         db = self.database()
         token = cancel or CancelToken()
@@ -340,7 +342,9 @@ class Session:
             self._sql_cancel = token
         failure: Exception | None = None
         try:
-            result = db.execute(sql, cancel=token)
+            heard = bool(self._listeners)  # else the first rows are not worth reading twice
+            first = (lambda table: self._emit(FirstRows(table))) if heard else None
+            result = db.execute(sql, cancel=token, first=first)
         except Exception as exc:
             failure = exc
         finally:

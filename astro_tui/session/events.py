@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from astro_tui.data.catalog_model import Catalog
     from astro_tui.session.results import Result
 
@@ -74,6 +76,15 @@ class ResultAdded:
 
 
 @dataclass(frozen=True, slots=True)
+class FirstRows:
+    """The first rows of the person's running SQL while the rest is read (when the engine
+    offers them): a prefix of its result, never in the log; `ResultAdded` or `QueryFailed`
+    follows."""
+
+    table: pa.Table
+
+
+@dataclass(frozen=True, slots=True)
 class QueryFailed:
     """The person's SQL (`sql`) or a table preview (`preview`) failed; the message is for them."""
 
@@ -100,6 +111,7 @@ SessionEvent = (
     | AgentReady
     | AgentFailed
     | ResultAdded
+    | FirstRows
     | QueryFailed
     | ExportFinished
 )

@@ -173,6 +173,11 @@ class AstroApp(App[int]):
         if isinstance(event, ev.ResultAdded) and threading.get_ident() != self._loop_thread:
             with contextlib.suppress(Exception):  # the pane builds it again and reports the failure
                 backend = display_backend(event.result.result.table)
+        elif isinstance(event, ev.FirstRows):
+            try:
+                backend = display_backend(event.table)
+            except Exception:  # the whole result follows, and the pane reports its own failure
+                return
         self.post_message(self.Reported(event, backend))
 
     def on_astro_app_reported(self, message: Reported) -> None:
@@ -214,7 +219,11 @@ class AstroApp(App[int]):
                 conversation.agent_failed(text)
             case ev.ResultAdded(result=result):
                 self._show_result(result, message.backend)
+            case ev.FirstRows():
+                self.results.show_first_rows(message.backend)
+                self._layout.result_arrived(self.screen)
             case ev.QueryFailed(kind="sql", message=text):
+                self.results.drop_first_rows()
                 self.warm_up.release()
                 self.refresh_bindings()
                 conversation.query_failed(text)

@@ -15,6 +15,9 @@ Promises every engine keeps (tests hold each engine to them):
 - `run` stops the statement on the server at its time limit and when the
   `CancelToken` fires, and the connection stays usable afterwards;
 - `run` reads at most `cap + 1` rows: the probe row is how truncation is known;
+- `run` may hand a long result's first rows to `first` once, after the check passed and
+  while the rest is read (an optional capability: an engine may never call it); they are
+  a prefix of the rows it then returns, and nothing else changes (limits, errors);
 - `label` and `key` never contain a password or token: they are shown, saved
   and sent to the model.
 """
@@ -22,6 +25,7 @@ Promises every engine keeps (tests hold each engine to them):
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +34,12 @@ from astro_tui.data.catalog_model import Catalog
 from astro_tui.data.scope import Scope
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from astro_tui.data.results import QueryResult  # pyarrow: not for every process that imports this
+
+FirstRows = Callable[["pa.Table"], None]
+"""Given a long result's first rows while the rest is read (`Engine.run`'s `first`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,9 +108,16 @@ class Engine(ABC):
 
     @abstractmethod
     def run(
-        self, statement: str, *, cap: int | None, timeout: float | None, cancel: CancelToken | None
+        self,
+        statement: str,
+        *,
+        cap: int | None,
+        timeout: float | None,
+        cancel: CancelToken | None,
+        first: FirstRows | None = None,
     ) -> QueryResult:
-        """Run a checked statement with its limits; raise QueryError/QueryTimeout/QueryCancelled."""
+        """Run a checked statement with its limits; raise QueryError/QueryTimeout/QueryCancelled.
+        `first`: see the promises above (an engine may ignore it)."""
 
     def client_info(self) -> dict[str, Any] | None:
         """How the engine's own client reaches this data, as JSON without a secret (see

@@ -100,6 +100,9 @@ class ResultsPane(Vertical):
         self._backends: dict[int, Any] = {}
         self.table_widget: Any = None
         self._cell: tuple[int, int, str | None] | None = None  # a traced value's cell, to select
+        self.reading: int | None = None
+        """The rows of a running `/sql` shown so far, while the rest is read (None: no such table)."""
+        self._kept_cursor: tuple[int, int] | None = None
 
     def compose(self) -> ComposeResult:
         yield Select[int]([], prompt="no results yet", allow_blank=True, id="result-picker")
@@ -127,7 +130,11 @@ class ResultsPane(Vertical):
             entry.chart_from_answer = True
         self.entries.append(entry)
         self._refresh_picker()
+        self._kept_cursor = self._moved_cursor()
+        focused = self.reading is not None and self.table_widget is not None and self.table_widget.has_focus
         self.show(entry)
+        if focused:  # the first rows had the focus: their result takes it
+            self.call_after_refresh(self.focus_active)
         if item.chart is not None:
             self.query_one(TabbedContent).active = "tab-chart"
             self._prepare_chart(entry)
@@ -147,7 +154,36 @@ class ResultsPane(Vertical):
             if self.current is not None:
                 picker.value = self.current.id
 
+    def show_first_rows(self, backend: Any) -> None:
+        """A running `/sql`'s first rows, while the rest is read: shown as they are, not a result
+        (not in the picker; copy, export and chart wait for the whole); the result replaces
+        them, keeping the cursor, and a failure removes them (`drop_first_rows`)."""
+        self.reading = backend.row_count
+        self._mount_table(backend)
+        status = Text("reading the result… ", "bold")
+        status.append(f"{counted(backend.row_count, 'row')} so far (the first)", "italic")
+        self.query_one("#result-status", Static).update(status, layout=False)
+
+    def drop_first_rows(self) -> None:
+        """The running `/sql` failed or was stopped: its first rows go, what was shown comes back."""
+        if self.reading is None:
+            return
+        self.reading = None
+        if self.current is not None:
+            self.show(self.current)
+            return
+        self._set_table_note(_EMPTY.plain)
+        self.query_one("#result-status", Static).update("", layout=False)
+
+    def _still_reading(self) -> bool:
+        """Copy, export and chart act on a whole result, never on the first rows of one."""
+        if self.reading is None:
+            return False
+        self.app.notify("Still reading the result: try again once it is in.", severity="warning")
+        return True
+
     def show(self, entry: ResultEntry) -> None:
+        self.reading = None
         self.current = entry
         picker = self.query_one("#result-picker", Select)
         if picker.value != entry.id:
@@ -208,6 +244,8 @@ class ResultsPane(Vertical):
     # ------------------------------------------------------------------ copy, export
 
     def copy_sql(self) -> None:
+        if self._still_reading():
+            return
         entry = self.current
         if entry is None or not entry.sql_text.strip():
             self.app.notify("No SQL to copy yet: ask a question or run /sql.", severity="warning")
@@ -227,6 +265,8 @@ class ResultsPane(Vertical):
 
     def choose_export(self, fmt: str = "csv") -> None:
         """Ask where to export the current result, proposing a file name (ctrl+s, `/export csv`)."""
+        if self._still_reading():
+            return
         entry = self.current
         if entry is None:
             self.app.notify("No result to export yet.", severity="warning")
@@ -251,6 +291,8 @@ class ResultsPane(Vertical):
             self.export_current(fmt, path)
 
     def export_current(self, fmt: str, path: str, *, overwrite: bool = False) -> None:
+        if self._still_reading():
+            return
         entry = self.current
         if entry is None:
             self.app.notify("No result to export yet.", severity="warning")
@@ -323,6 +365,7 @@ class ResultsPane(Vertical):
 
         holder = self.query_one("#table-holder")
         note = self.query_one("#table-empty", Static)
+        moved, self._kept_cursor = self._kept_cursor, None
         for child in list(holder.children):
             if child is not note:
                 child.remove()
@@ -345,7 +388,17 @@ class ResultsPane(Vertical):
         )
         self.table_widget = table
         holder.mount(table)
+        if moved is not None:
+            self.call_after_refresh(table.move_cursor, row=moved[0], column=moved[1])
         self.call_after_refresh(self._select_cell)
+
+    def _moved_cursor(self) -> tuple[int, int] | None:
+        """Where the person moved the cursor in a table of first rows, which its result keeps."""
+        table = self.table_widget
+        if self.reading is None or table is None or not table.is_attached:
+            return None
+        row, column = table.cursor_coordinate
+        return (row, column) if (row, column) != (0, 0) else None
 
     def select_cell(self, result: QueryResult, row: int, column: str | None) -> bool:
         """Show the cell a traced value came from: its result, in the table, the cursor on it."""
@@ -458,6 +511,8 @@ class ResultsPane(Vertical):
         """Cycle the chart's kind, x column or y column, then show the chart tab."""
         from astro_tui.ui import charting
 
+        if self._still_reading():
+            return
         entry = self.current
         if entry is None:
             self.app.notify("No result to chart yet.", severity="warning")

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from astro_tui.config import Settings
 from astro_tui.data.cancel import CancelToken
-from astro_tui.data.engines.base import Dialect, Engine
+from astro_tui.data.engines.base import Dialect, Engine, FirstRows
 from astro_tui.data.engines.duckdb import inline, scratch
 from astro_tui.data.engines.duckdb.inline import InlineRunner
 from astro_tui.data.engines.duckdb.pool import WorkerPool
@@ -357,16 +357,18 @@ class DuckDBEngine(Engine):
         self,
         statement: str,
         *,
+        first: FirstRows | None = None,
         cap: int | None,
         timeout: float | None,
         cancel: CancelToken | None,
         guarded: bool = True,
     ) -> QueryResult:
-        """`guarded=False` skips the guard (tests of the engine lock alone, never the app)."""
+        """`guarded=False` skips the guard (tests of the engine lock alone, never the app).
+        `first`: from the workers only (a one-shot command prints the whole result)."""
         started = time.perf_counter()
         try:
             table, truncated, total, ran = self._pool.run(
-                statement, cap=cap, timeout=timeout, cancel=cancel, guard=guarded
+                statement, cap=cap, timeout=timeout, cancel=cancel, guard=guarded, first=first
             )
         except QueryError as exc:
             raise self._with_file_tables(exc) from None

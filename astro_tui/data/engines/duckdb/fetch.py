@@ -19,7 +19,9 @@ from astro_tui.data.row_table import RowTable, plain
 if TYPE_CHECKING:
     import pyarrow as pa
 
-_BATCH = 65_536
+BATCH = 65_536
+"""Rows in each batch DuckDB hands over (but the last): a result longer than one has first rows
+to show while the rest is read."""
 FEW = 1000
 """The most rows a result read as Python values can have (`few_rows`)."""
 _AGGREGATES = frozenset({
@@ -46,11 +48,14 @@ class Capped:
         relation = cursor.sql(statement)
         self.cap = cap
         self.truncated = False
+        self.batch_rows = 0
+        """How many rows DuckDB puts in each batch but the last: a full first batch may have more after it."""
         if relation is None:
             self.schema = pa.schema([])
             self._reader: pa.RecordBatchReader | None = None
         else:
-            self._reader = relation.to_arrow_reader(_BATCH if cap is None else min(_BATCH, cap + 1))
+            self.batch_rows = BATCH if cap is None else min(BATCH, cap + 1)
+            self._reader = relation.to_arrow_reader(self.batch_rows)
             self.schema = self._reader.schema
 
     def __iter__(self) -> Iterator[pa.RecordBatch]:

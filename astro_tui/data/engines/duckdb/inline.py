@@ -230,9 +230,11 @@ class InlineRunner:
         timeout: float | None,
         cancel: CancelToken | None,
         guard: bool = True,
+        first: Any = None,
     ) -> tuple[Any, bool, int | None, str]:
         """As `WorkerPool.run`: the guard's check and the statement, under the limits; a
-        result of a few rows (`fetch.few_rows`) is read as Python values, without Arrow."""
+        result of a few rows (`fetch.few_rows`) is read as Python values, without Arrow. No
+        `first`: a one-shot command prints the whole result."""
         from astro_tui.data.engines.duckdb import fetch  # DuckDB: loaded with `resolved` already
 
         if not fetch.may_be_few(statement):

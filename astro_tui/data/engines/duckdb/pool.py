@@ -31,13 +31,15 @@ from typing import TYPE_CHECKING, Any
 
 from astro_tui.data.cancel import CancelToken
 from astro_tui.data.engines.duckdb import scratch
-from astro_tui.data.engines.duckdb.worker import read_frame, write_frame
+from astro_tui.data.engines.duckdb.worker import read_exactly, read_frame, write_frame
 from astro_tui.data.errors import DataError, GuardError, QueryCancelled, QueryError, QueryTimeout, TargetError
 from astro_tui.data.memory_limit import memory_bytes
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
+FIRST_ROWS = 1000
+"""How many of a long result's first rows are handed over while the rest is read (a few screens)."""
 GRACE_S = 0.75
 """After an interrupt, how long a statement has to end before its process is killed."""
 _POLL_S = 0.01
@@ -393,10 +395,13 @@ class WorkerPool:
         timeout: float | None,
         cancel: CancelToken | None,
         guard: bool = True,
+        first: Callable[[pa.Table], None] | None = None,
     ) -> tuple[pa.Table, bool, int | None, str]:
         """The rows, whether they were cut, the full count when cheap, and the statement that
         ran. With `guard`, the worker checks it first (`guard.check` against the open file),
-        in the same request: parsing is work a statement makes, under its limits."""
+        in the same request: parsing is work a statement makes, under its limits. `first` is
+        given a long result's first rows (`FIRST_ROWS`) once, after the guard passed, while
+        the rest is read under the same limits."""
         worker = self._take()
         stop = _Stop()
         if cancel is not None:
@@ -405,8 +410,9 @@ class WorkerPool:
             worker.wait_ready(self._open_error)
             worker.outside_sql()
             worker.clean = False
-            write_frame(worker.stdin, {"sql": statement, "cap": cap, "guard": guard})
-            header = self._header(worker, stop, timeout, memory=self._memory)
+            request = {"sql": statement, "cap": cap, "guard": guard, "first": FIRST_ROWS if first else None}
+            write_frame(worker.stdin, request)
+            header = self._header(worker, stop, timeout, memory=self._memory, first=first)
             rows = self._rows(worker, header)
             worker.clean = True
             return rows
@@ -435,28 +441,47 @@ class WorkerPool:
         return table, bool(header["truncated"]), total, str(header["statement"])
 
     def _header(
-        self, worker: _Worker, stop: _Stop, timeout: float | None, *, memory: int | None
+        self,
+        worker: _Worker,
+        stop: _Stop,
+        timeout: float | None,
+        *,
+        memory: int | None,
+        first: Callable[[pa.Table], None] | None = None,
     ) -> dict[str, Any]:
-        """Wait for the answer's header under the limits; an error header is raised here."""
+        """Wait for the answer's header under the limits; an error header is raised here. An
+        interim frame of first rows met on the way is handed to `first` (unless the statement
+        is being stopped), and the wait goes on, its limits counted from the same start. Frames
+        are read past the buffer (`raw`), so that `select` sees the one after."""
         started = time.monotonic()
         interrupted: float | None = None
         reason = ""
-        while not select.select([worker.stdout], [], [], _POLL_S)[0]:
-            now = time.monotonic()
-            if interrupted is None and (stop.requested.is_set() or (timeout and now - started > timeout)):
-                reason = "cancel" if stop.requested.is_set() else "timeout"
-                worker.interrupt()
-                interrupted = now
-            if interrupted is not None and now - interrupted > GRACE_S:
-                raise stopped(reason, timeout)
-            used = worker.used()
-            if used is not None:
-                self.peak_rss = max(self.peak_rss, used - worker.baseline)
-                if memory is not None and used - worker.baseline > memory:
-                    raise memory_stopped(self._memory_label)
-            if worker.proc.poll() is not None:
+        while True:
+            while not select.select([worker.stdout], [], [], _POLL_S)[0]:
+                now = time.monotonic()
+                if interrupted is None and (stop.requested.is_set() or (timeout and now - started > timeout)):
+                    reason = "cancel" if stop.requested.is_set() else "timeout"
+                    worker.interrupt()
+                    interrupted = now
+                if interrupted is not None and now - interrupted > GRACE_S:
+                    raise stopped(reason, timeout)
+                used = worker.used()
+                if used is not None:
+                    self.peak_rss = max(self.peak_rss, used - worker.baseline)
+                    if memory is not None and used - worker.baseline > memory:
+                        raise memory_stopped(self._memory_label)
+                if worker.proc.poll() is not None:
+                    raise QueryError("the query process ended unexpectedly (out of memory?)")
+            header = read_frame(worker.stdout.raw)  # type: ignore[attr-defined]
+            if header is None or "first" not in header:
+                break
+            data = read_exactly(worker.stdout.raw, header["first"])  # type: ignore[attr-defined]
+            if len(data) != header["first"]:
                 raise QueryError("the query process ended unexpectedly (out of memory?)")
-        header = read_frame(worker.stdout)
+            if first is not None and interrupted is None and not stop.requested.is_set():
+                import pyarrow as pa
+
+                first(pa.ipc.open_stream(data).read_all())
         if header is None:
             raise QueryError("the query process ended unexpectedly (out of memory?)")
         if not header["ok"]:

@@ -18,7 +18,10 @@ parent sends the setup, the child answers `ready` (or the error); then:
   `message`, and `refused` for the guard's) and the rows as an Arrow IPC stream
   on the pipe, or for a larger result the path of an Arrow file in /dev/shm
   (mode 0600) that the parent maps; the rows are streamed from DuckDB to either,
-  never held whole here;
+  never held whole here; with `first` (N), a result longer than DuckDB's first
+  batch is preceded by an interim frame (`first`: the length of an Arrow IPC
+  stream of its first N rows, which follows), sent once, after the guard, as
+  soon as DuckDB yields that batch;
 - the engine's own catalog requests (`{"meta": "catalog"}`, or `"outline"` for the
   schemas and tables without columns) → `pickled`, the length of the pickle (the
   catalog model) that follows.
@@ -73,14 +76,14 @@ def write_frame(stream: IO[bytes], body: dict[str, Any], tail: bytes = b"") -> N
 
 
 def read_frame(stream: IO[bytes]) -> dict[str, Any] | None:
-    head = _read_exactly(stream, _LENGTH.size)
+    head = read_exactly(stream, _LENGTH.size)
     if len(head) < _LENGTH.size:
         return None
     (length,) = _LENGTH.unpack(head)
-    return json.loads(_read_exactly(stream, length))
+    return json.loads(read_exactly(stream, length))
 
 
-def _read_exactly(stream: IO[bytes], size: int) -> bytes:
+def read_exactly(stream: IO[bytes], size: int) -> bytes:
     """`size` bytes, or fewer at the end: an unbuffered stream (the worker's stdin) returns
     what the pipe holds, and reads no further than asked."""
     data = stream.read(size) or b""
@@ -306,7 +309,11 @@ class Connection:
                 self.arrow()
                 rows = fetch.Capped(made, statement, request["cap"])
                 sink.start(rows.schema)
+                first = request.get("first")
                 for batch in rows:
+                    if first and batch.num_rows >= rows.batch_rows:  # more may follow: show these
+                        cast(FirstSink, sink).first(batch.slice(0, first))
+                    first = None
                     sink.write(batch)
                 truncated = rows.truncated
             total = self._total(statement) if truncated else None
@@ -403,6 +410,12 @@ class Sink(Protocol):
     def discard(self) -> None: ...
 
 
+class FirstSink(Sink, Protocol):
+    """A sink that can send a long result's first rows ahead of the rest (`first` in the request)."""
+
+    def first(self, batch: Any) -> None: ...
+
+
 class RowSink(Sink, Protocol):
     """A sink in the command's own process, which may take a few rows as Python values
     (`fetch.few_rows`: asked for with `few` in the request) instead of Arrow batches."""
@@ -414,8 +427,9 @@ class _PipeOrFile:
     """The rows held for the pipe while they are small, else written to a result file in
     /dev/shm (mode 0600) as they come."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, stdout: IO[bytes]) -> None:
         self.path = path
+        self._stdout = stdout
         self.schema: Any = None
         self.held: list[Any] = []
         self._size = 0
@@ -443,6 +457,10 @@ class _PipeOrFile:
             for kept in self.held:
                 self._writer.write_batch(kept)
             self.held = []
+
+    def first(self, batch: Any) -> None:
+        """The interim frame: the first rows as an Arrow stream, in the frame's write."""
+        write_frame(self._stdout, {"first": len(data := _stream_bytes(self.schema, [batch]))}, data)
 
     def finish(self) -> None:
         if self._writer is not None:
@@ -519,20 +537,25 @@ def main() -> None:
 def _answer_statement(conn: Connection, request: dict[str, Any], stdout: IO[bytes]) -> None:
     """The header, then the rows as an Arrow stream on the pipe (in the header's write: at most
     `_PIPE_BYTES`, and astro wakes once for the whole answer), or the result file's path."""
-    sink = _PipeOrFile(os.path.join(conn.setup["results"], f"{os.getpid()}-{next(_RESULTS)}.arrow"))
+    path = os.path.join(conn.setup["results"], f"{os.getpid()}-{next(_RESULTS)}.arrow")
+    sink = _PipeOrFile(path, stdout)
     header = conn.answer(request, sink)
     if not header["ok"]:
         write_frame(stdout, header)
     elif sink.in_file:
         write_frame(stdout, {**header, "file": sink.path})
     else:
-        import pyarrow as pa
+        write_frame(stdout, header, _stream_bytes(sink.schema, sink.held))
 
-        rows = pa.BufferOutputStream()
-        with pa.ipc.new_stream(rows, sink.schema) as stream:
-            for batch in sink.held:
-                stream.write_batch(batch)
-        write_frame(stdout, header, rows.getvalue().to_pybytes())
+
+def _stream_bytes(schema: Any, batches: list[Any]) -> bytes:
+    import pyarrow as pa
+
+    rows = pa.BufferOutputStream()
+    with pa.ipc.new_stream(rows, schema) as stream:
+        for batch in batches:
+            stream.write_batch(batch)
+    return rows.getvalue().to_pybytes()
 
 
 if __name__ == "__main__":

@@ -68,7 +68,7 @@ from adbc_driver_manager._reader import AdbcRecordBatchReader
 from astro_tui.config import Settings
 from astro_tui.data.cancel import CancelToken
 from astro_tui.data.catalog_model import Catalog
-from astro_tui.data.engines.base import Dialect, Engine
+from astro_tui.data.engines.base import Dialect, Engine, FirstRows
 from astro_tui.data.engines.postgres import catalog, fetch, guard, resolve, scoped
 from astro_tui.data.engines.postgres.arrow import normalize
 from astro_tui.data.engines.postgres.errors import (
@@ -337,6 +337,7 @@ class PostgresEngine(Engine):
         cap: int | None,
         timeout: float | None,
         cancel: CancelToken | None,
+        first: FirstRows | None = None,  # not offered: the rows come whole
     ) -> QueryResult:
         """A statement from outside: each row measured by the server, the session reset after."""
         return self._run(statement, cap=cap, timeout=timeout, cancel=cancel, trusted=False)

@@ -64,7 +64,7 @@ import pyarrow as pa
 from astro_tui.config import Settings
 from astro_tui.data.cancel import CancelToken
 from astro_tui.data.catalog_model import Catalog
-from astro_tui.data.engines.base import Dialect, Engine
+from astro_tui.data.engines.base import Dialect, Engine, FirstRows
 from astro_tui.data.engines.spark import catalog, guard, remote, scoped, verdict
 from astro_tui.data.engines.spark.errors import is_connection_error, message
 from astro_tui.data.errors import GuardError, QueryCancelled, QueryError, QueryTimeout, TargetError
@@ -367,6 +367,7 @@ class SparkEngine(Engine):
         cap: int | None,
         timeout: float | None,
         cancel: CancelToken | None,
+        first: FirstRows | None = None,  # not offered: the rows come whole
     ) -> QueryResult:
         """Spark's reading judged, then the statement run, both within the time limit and cancel."""
         return self._run(statement, cap=cap, timeout=timeout, cancel=cancel, judged=True)
