@@ -5,27 +5,23 @@ back from here takes tens of milliseconds. An engine decides the key (for a
 DuckDB file: the file's identity and size, its modification time and DuckDB's
 version), so a changed file is simply a new entry. Entries are pickles of the
 catalog model only: the unpickler refuses any other class, so a file planted in
-the cache cannot run code, and an entry is read only if it belongs to the user
-and no one else can write it (the folder is the user's alone, mode 0700).
-Anything wrong with an entry means "not cached".
+the cache cannot run code; and only the user's own entries are read
+(`private_cache.py`). Anything wrong with an entry means "not cached".
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import gc
 import hashlib
 import io
-import os
 import pickle
-import tempfile
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from astro_tui.config import cache_dir
-from astro_tui.data import catalog_model
+from astro_tui.data import catalog_model, private_cache
 from astro_tui.data.catalog_model import Catalog
 
 _KEEP = 32
@@ -67,21 +63,13 @@ def _file_digest(path: str) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
 
 
-def _folder() -> Path:
-    return cache_dir() / "catalogs"
-
-
 def _path(key: str) -> Path:
-    return _folder() / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.pickle"
+    return cache_dir() / "catalogs" / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.pickle"
 
 
 def read(key: str) -> Catalog | None:
-    try:
-        with _path(key).open("rb") as fh:
-            if not _private(os.fstat(fh.fileno())):
-                return None
-            data = fh.read()
-    except OSError:
+    data = private_cache.read(_path(key))
+    if data is None:
         return None
     try:
         catalog = loads(data)
@@ -90,32 +78,5 @@ def read(key: str) -> Catalog | None:
     return catalog if isinstance(catalog, Catalog) else None
 
 
-def _private(st: os.stat_result) -> bool:
-    """Owned by this user and writable by no one else (where the system has owners)."""
-    own = not hasattr(os, "getuid") or st.st_uid == os.getuid()
-    return own and not st.st_mode & 0o022
-
-
 def write(key: str, data: bytes) -> None:
-    """Best effort: a read-only or full cache directory only costs the next open its time."""
-    folder = _folder()
-    with contextlib.suppress(OSError):
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, _path(key))
-        except OSError:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        _prune(folder)
-
-
-def _prune(folder: Path) -> None:
-    entries = []
-    for path in folder.glob("*.pickle"):
-        with contextlib.suppress(OSError):
-            entries.append((path.stat().st_mtime, path))
-    for _, path in sorted(entries, reverse=True)[_KEEP:]:
-        path.unlink(missing_ok=True)
+    private_cache.write(_path(key), data, keep=_KEEP)

@@ -21,7 +21,6 @@ from __future__ import annotations
 import csv
 import functools
 import hashlib
-import importlib.util
 import json
 import os
 import re
@@ -34,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from astro_tui.config import Settings
 from astro_tui.data.cancel import CancelToken
 from astro_tui.data.engines.base import Dialect, Engine, FirstRows
-from astro_tui.data.engines.duckdb import inline, scratch
+from astro_tui.data.engines.duckdb import identity, inline, scratch
 from astro_tui.data.engines.duckdb.inline import InlineRunner
 from astro_tui.data.engines.duckdb.pool import WorkerPool
 from astro_tui.data.engines.duckdb.targets import Target, file_stem, identifier, resolve_targets
@@ -187,6 +186,12 @@ class DuckDBEngine(Engine):
             "SET lock_configuration = true",
         ]
         own_views = [["targets", "main", name] for name in self._parquet_rows]
+        kept = None
+        if not files:  # file targets are read into a new private file on every open
+            from astro_tui.config import cache_dir
+            from astro_tui.data.engines.duckdb import definitions_cache
+
+            kept = definitions_cache.planned(self._duckdb_files(), cache_dir() / "definitions")
         return {
             "path": str(path),
             # Also while the file opens (`worker._OPENING_MEMORY`: a log replayed may spill).
@@ -194,6 +199,7 @@ class DuckDBEngine(Engine):
             "statements": steps,
             "scratch": [str(d) for d in (self._spill_dir, self._shim_dir) if d is not None],
             "trusted_views": own_views,
+            "definitions_kept": kept,
             "view_rows": dict(self._parquet_rows),
             "hide": self.scope.texts,
         }
@@ -224,21 +230,13 @@ class DuckDBEngine(Engine):
         from astro_tui.data import catalog_cache
         from astro_tui.data.engines.duckdb import catalog
 
-        parts = [_duckdb_identity(), catalog_cache.code_digest(catalog)]
-        for target in self.targets:
-            path = target.paths[0]
-            parts.append(f"{target.name}\0{os.path.realpath(path)}")
-            for file in (path, Path(f"{path}.wal")):
-                try:
-                    st = file.stat()
-                except FileNotFoundError:
-                    parts.append("-")
-                    continue
-                except OSError:
-                    return None  # the worker's open will say what is wrong
-                # ctime too: `cp -p` and `touch -r` can give changed data an old mtime
-                parts.append(f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}")
-        return "\n".join(parts)
+        files = identity.files_identity(self._duckdb_files())
+        if files is None:
+            return None
+        return "\n".join([identity.duckdb_identity(), catalog_cache.code_digest(catalog), files])
+
+    def _duckdb_files(self) -> list[tuple[str, str]]:
+        return [(t.name, str(t.paths[0])) for t in self.targets if t.kind == "duckdb"]
 
     def _build_shim(self, files: list[Target]) -> Path:
         """A private DuckDB file holding CSV/JSON as tables and Parquet as views, opened read-only.
@@ -459,16 +457,6 @@ def _tables_of(
 
 
 @functools.cache
-def _duckdb_identity() -> str:
-    """The installed DuckDB (an upgrade rewrites its files), without importing it."""
-    spec = importlib.util.find_spec("duckdb")
-    origin = spec.origin if spec is not None else None
-    if origin is None:
-        return "duckdb ?"
-    st = os.stat(origin)
-    return f"duckdb {origin} {st.st_size}:{st.st_mtime_ns}"
-
-
 def _check_not_empty(path: Path, spec: str) -> None:
     """An empty file opened as a 0-row table would look like data that is not there."""
     try:

@@ -31,7 +31,7 @@ import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple, Protocol
 
 import duckdb
 
@@ -61,6 +61,10 @@ _FUNCTIONS = (
     f"CASE WHEN {_BUILTIN} THEN NULL ELSE macro_definition END, len(parameters) FROM duckdb_functions()"
 )
 _VIEWS = f"SELECT {_BUILTIN}, database_name, schema_name, view_name, sql FROM duckdb_views()"
+_GENERATED = (
+    "SELECT database_name, schema_name, table_name, list(generation_expression) "
+    "FROM duckdb_columns() WHERE is_generated GROUP BY ALL"
+)
 _READ_ONLY_STEPS = frozenset({
     "LOGICAL_PROJECTION", "LOGICAL_FILTER", "LOGICAL_AGGREGATE_AND_GROUP_BY", "LOGICAL_WINDOW",
     "LOGICAL_UNNEST", "LOGICAL_LIMIT", "LOGICAL_ORDER_BY", "LOGICAL_TOP_N", "LOGICAL_DISTINCT",
@@ -87,6 +91,29 @@ class Definition:
     macro: bool = False
     path: tuple[str, str, str] = ("", "", "")
     """(database, schema, name): a scope hides a refusal that names a hidden one."""
+
+
+class Listings(NamedTuple):
+    """What the guard reads of the catalog, as plain values (kept by `definitions_cache.py`)."""
+
+    builtins: list[tuple[str, str]]
+    """DuckDB's own functions: lowercase name, kind."""
+    builtin_views: list[str]
+    """DuckDB's own views, lowercase."""
+    macros: list[tuple[str, str, str, str, str | None, int]]
+    """The files' macros: database, schema, name, kind, body, how many parameters."""
+    views: list[tuple[str, str, str, str | None]]
+    """The files' views (astro's own over Parquet too): database, schema, name, CREATE text."""
+    generated: list[tuple[str, str, str, list[str]]]
+    """Tables with generated columns: database, schema, name, the expressions."""
+
+
+class Kept(Protocol):
+    """Listings kept from an earlier open of the very same files."""
+
+    def load(self) -> Listings | None: ...
+
+    def save(self, listings: Listings) -> None: ...
 
 
 def builtins_first(cursor: duckdb.DuckDBPyConnection) -> str:
@@ -126,9 +153,11 @@ class FileDefinitions:
         trusted: Callable[[], duckdb.DuckDBPyConnection],
         *,
         trusted_views: Iterable[Iterable[str]] = (),
+        kept: Kept | None = None,
     ) -> None:
         self._cursor = cursor
         self._trusted = trusted
+        self._kept = kept
         self._own_views = {tuple(ascii_lower(p) for p in view) for view in trusted_views}
         self._defined: dict[str, list[Definition]] | None = None
         self._odd: list[str] = []
@@ -163,51 +192,66 @@ class FileDefinitions:
             self._check_plan(text, rules)
 
     def _definitions(self) -> dict[str, list[Definition]]:
-        """Read once, in one pass over DuckDB's function list (its longest listing: ~30 ms), which
-        also gives the guard the built-ins it would otherwise read itself."""
+        """Read once, as kept from an earlier open of the same files (`definitions_cache`) or
+        from DuckDB, whose function list also gives the guard the built-ins it would otherwise
+        read itself."""
         if self._defined is None:
-            functions = self._rows(_FUNCTIONS)
-            views = self._rows(_VIEWS)
-            learn_builtins((str(row[3]).lower(), str(row[4])) for row in functions if row[0])
+            listings = self._kept.load() if self._kept is not None else None
+            if listings is None:
+                listings = self._listings()
+                if self._kept is not None:
+                    self._kept.save(listings)
+            learn_builtins(listings.builtins)
             defined: dict[str, list[Definition]] = {}
-            for key, definition in self._read(functions, views):
+            for key, definition in self._read(listings):
                 defined.setdefault(key, []).append(definition)
             self._macros = {k: [d for d in v if d.macro] for k, v in defined.items()}
             self._odd = [k for k in defined if not _WORD.fullmatch(k)]
             if defined:
-                builtin = {str(row[3]).lower() for rows in (functions, views) for row in rows if row[0]}
+                builtin = {name for name, _ in listings.builtins} | set(listings.builtin_views)
                 self._shadows = bool(builtin & set(defined))
             self._defined = defined
         return self._defined
 
-    def _rows(self, sql: str) -> list[tuple[Any, ...]]:
-        """Astro's own queries of the catalog, the built-ins first (see the class)."""
-        return rows_of(self._trusted, sql)
+    def _listings(self) -> Listings:
+        """One pass over DuckDB's function list (its longest listing: ~30 ms) and its views, and
+        the tables with generated columns: astro's own queries, the built-ins first."""
+        functions = rows_of(self._trusted, _FUNCTIONS)
+        views = rows_of(self._trusted, _VIEWS)
+        generated = rows_of(self._trusted, _GENERATED)
+        return Listings(
+            builtins=sorted({(str(row[3]).lower(), str(row[4])) for row in functions if row[0]}),
+            builtin_views=sorted({str(row[3]).lower() for row in views if row[0]}),
+            macros=[
+                (str(db), str(schema), str(name), str(kind), None if body is None else str(body), int(n or 0))
+                for builtin, db, schema, name, kind, body, n in functions
+                if not builtin and kind in ("macro", "table_macro")
+            ],
+            views=[
+                (str(db), str(schema), str(name), None if sql is None else str(sql))
+                for builtin, db, schema, name, sql in views
+                if not builtin
+            ],
+            generated=[
+                (str(db), str(schema), str(name), [str(e) for e in exprs])
+                for db, schema, name, exprs in generated
+            ],
+        )
 
-    def _read(
-        self, functions: list[tuple[Any, ...]], views: list[tuple[Any, ...]]
-    ) -> Iterable[tuple[str, Definition]]:
+    def _read(self, listings: Listings) -> Iterable[tuple[str, Definition]]:
         """The file's macros, views (not astro's own) and tables with generated columns."""
-        for builtin, db, schema, name, kind, body, parameters in functions:
-            if builtin or kind not in ("macro", "table_macro"):
-                continue
+        for db, schema, name, kind, body, parameters in listings.macros:
             select = body if kind == "table_macro" else f"SELECT {body}"
             what = f"{kind.replace('_', ' ')} {db}.{schema}.{name}"
-            path = (str(db), str(schema), str(name))
-            yield name.lower(), Definition(what, select if body else None, int(parameters or 0), True, path)
-        for builtin, db, schema, name, sql in views:
-            if builtin:
-                continue
+            path = (db, schema, name)
+            yield name.lower(), Definition(what, select if body else None, parameters, True, path)
+        for db, schema, name, sql in listings.views:
             if (ascii_lower(db), ascii_lower(schema), ascii_lower(name)) not in self._own_views:
-                path = (str(db), str(schema), str(name))
-                yield name.lower(), Definition(f"view {db}.{schema}.{name}", view_query(sql), path=path)
-        for db, schema, name, expressions in self._rows(
-            "SELECT database_name, schema_name, table_name, list(generation_expression) "
-            "FROM duckdb_columns() WHERE is_generated GROUP BY ALL"
-        ):
+                what = f"view {db}.{schema}.{name}"
+                yield name.lower(), Definition(what, view_query(sql), path=(db, schema, name))
+        for db, schema, name, expressions in listings.generated:
             what = f"generated columns of table {db}.{schema}.{name}"
-            path = (str(db), str(schema), str(name))
-            yield name.lower(), Definition(what, "SELECT " + ", ".join(expressions), path=path)
+            yield name.lower(), Definition(what, "SELECT " + ", ".join(expressions), path=(db, schema, name))
 
     def _reached(self, text: str) -> set[str]:
         defined = self._definitions()

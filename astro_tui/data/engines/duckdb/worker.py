@@ -193,6 +193,7 @@ class Connection:
     one-shot command's own process (`inline.py`), which runs the same `answer`."""
 
     def __init__(self, setup: dict[str, Any]) -> None:
+        from astro_tui.data.engines.duckdb import definitions_cache
         from astro_tui.data.engines.duckdb.resolved import builtins_first
         from astro_tui.data.errors import one_line
 
@@ -207,6 +208,8 @@ class Connection:
         self._running: Any = None
         self._path = builtins_first(self._con)
         self._definitions: Any = None
+        self._kept = definitions_cache.Store.verified(setup.get("definitions_kept"))
+        """Taken now the files are open: kept listings only if these are the files keyed."""
         self._scope: Any = None
 
     def cursor(self) -> Any:
@@ -237,7 +240,7 @@ class Connection:
             from astro_tui.data.engines.duckdb.resolved import FileDefinitions
 
             views = self.setup.get("trusted_views", ())
-            made = FileDefinitions(self.cursor, self.trusted, trusted_views=views)
+            made = FileDefinitions(self.cursor, self.trusted, trusted_views=views, kept=self._kept)
             made.mentioned("")
             self._definitions = made
         return self._definitions
