@@ -10,6 +10,7 @@ Each test runs `astro sql` as a real process and waits for conditions, never for
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -103,6 +104,26 @@ def test_a_statement_runs_in_the_command_s_own_process(world: dict[str, Path]) -
     code, out, err = _finish(proc)
     assert (code, err) == (0, "")
     assert out.split() == ["n", "-----", "1,000", "1", "row"]
+    assert list(world["tmp"].iterdir()) == []
+
+
+def test_a_finished_command_ends_at_once_with_all_its_output(
+    world: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The command skips Python's teardown once it is done (`cli.run`): its whole output is
+    still written, to the last row, and nothing is left behind. Its standard output is a pipe
+    and buffered, as in a user's shell script."""
+    monkeypatch.delenv("PYTHONUNBUFFERED", raising=False)
+    sql = "SELECT range AS i, 'row ' || range AS label FROM range(200000)"
+    proc = _start(world, sql, "--format", "json", "--max-rows", "200000")
+    code, out, err = _finish(proc)
+    assert (code, err) == (0, "")
+    assert json.loads(out)["rows"][-1] == [199999, "row 199999"]
+    for fmt, last in (("csv", "199999,row 199999"), ("table", "200,000 rows")):
+        proc = _start(world, sql, "--format", fmt, "--max-rows", "200000")
+        code, out, err = _finish(proc)
+        assert (code, err) == (0, ""), fmt
+        assert out.splitlines()[-1].strip() == last and len(out.splitlines()) > 200000, fmt
     assert list(world["tmp"].iterdir()) == []
 
 

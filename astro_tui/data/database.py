@@ -9,16 +9,18 @@ is — DuckDB, PostgreSQL, Spark — is `data/`'s business alone.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from astro_tui.config import Settings
 from astro_tui.data.cancel import CancelToken
-from astro_tui.data.catalog_model import Catalog
 from astro_tui.data.engines import open_engine
 from astro_tui.data.engines.base import Dialect, Engine, FirstRows
 from astro_tui.data.errors import DataError
 from astro_tui.data.results import QueryResult
 from astro_tui.data.scope import Scope
+
+if TYPE_CHECKING:
+    from astro_tui.data.catalog_model import Catalog  # the model: not for a process that only runs SQL
 
 
 class Database:

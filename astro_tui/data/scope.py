@@ -15,9 +15,12 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from astro_tui.data.catalog_model import NOT_READ, Catalog, Schema, Table
 from astro_tui.errors import AstroError
+
+if TYPE_CHECKING:
+    from astro_tui.data.catalog_model import Catalog, Table  # the model: imported where a catalog is filtered
 
 
 class ScopeError(AstroError):
@@ -159,6 +162,8 @@ class Scope:
         and generated columns (`(database, schema, table, column)`)."""
         if not self:
             return catalog
+        from astro_tui.data.catalog_model import NOT_READ, Catalog, Schema
+
         views = {tuple(str(p).lower() for p in v) for v in hidden_views}
         derived = {tuple(str(p).lower() for p in c) for c in hidden_columns}
         names = {v[-1] for v in views} | {c[-1] for c in derived}
@@ -185,6 +190,8 @@ class Scope:
     def _visible_table(
         self, table: Table, derived: set[tuple[str, ...]], said: Callable[[str | None], str | None]
     ) -> Table:
+        from astro_tui.data.catalog_model import NOT_READ
+
         if table.columns is NOT_READ:  # an outline: its tables are filtered, their columns later
             return replace(table, comment=said(table.comment))
         place = (table.schema.lower(), table.name.lower())

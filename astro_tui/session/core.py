@@ -56,7 +56,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from astro_tui.data.cancel import CancelToken
-from astro_tui.data.catalog_model import NOT_READ
 from astro_tui.data.errors import DataError, TargetError
 from astro_tui.errors import AstroError, error_line
 from astro_tui.session.events import (
@@ -373,6 +372,7 @@ class Session:
     def preview(self, table: Table, *, limit: int = PREVIEW_ROWS) -> Result:
         """A table's first rows, logged as `preview NAME`."""
         from astro_tui.catalog.introspect import sample_values
+        from astro_tui.data.catalog_model import NOT_READ
 
         try:
             if table.columns is NOT_READ:  # a table of the outline: its columns are named under a scope

@@ -30,12 +30,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from astro_tui.data.cancel import CancelToken
-from astro_tui.data.catalog_model import Catalog
 from astro_tui.data.scope import Scope
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from astro_tui.data.catalog_model import Catalog
     from astro_tui.data.results import QueryResult  # pyarrow: not for every process that imports this
 
 FirstRows = Callable[["pa.Table"], None]
