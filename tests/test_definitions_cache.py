@@ -155,6 +155,81 @@ def test_the_log_beside_a_file_is_part_of_its_key(tmp_path: Path) -> None:
     assert identity.files_identity(files) not in (None, without)
 
 
+CRASHED_WRITER = """
+import duckdb, os, sys
+con = duckdb.connect(sys.argv[1])
+con.execute("CREATE TABLE t AS SELECT range i FROM range(10)")
+con.execute("CREATE MACRO m(a) AS a + 1")
+con.execute("CHECKPOINT")
+con.execute("PRAGMA disable_checkpoint_on_shutdown")
+con.execute("SET wal_autocheckpoint = '1TB'")
+con.execute("CREATE TABLE u AS SELECT 1 j")
+con.execute("SET debug_checkpoint_abort = 'before_wal_finish'")
+try:
+    con.execute("CHECKPOINT")
+except duckdb.Error:
+    pass
+os._exit(0)
+"""
+"""A writer that stopped in the middle of a checkpoint: its log holds the checkpoint's mark."""
+HIDDEN_DEFAULT_LOG = """
+import duckdb, os, sys
+con = duckdb.connect(sys.argv[1])
+con.execute("PRAGMA disable_checkpoint_on_shutdown")
+con.execute("SET wal_autocheckpoint = '1TB'")
+con.execute("CREATE OR REPLACE MACRO m(a, b := 42) AS a + b")
+os._exit(0)
+"""
+"""A log of the same database that gives `m` a hidden default, left unmerged."""
+
+
+def test_a_checkpoint_log_left_beside_the_file_is_never_judged_from_a_kept_entry(tmp_path: Path) -> None:
+    """DuckDB replays `<file>.wal.checkpoint` where a writer stopped mid-checkpoint (the outside
+    review's attack): with one planted after an entry was kept, `m(1)` ran the hidden default."""
+    path, copy = tmp_path / "x.duckdb", tmp_path / "copy.duckdb"
+    subprocess.run([sys.executable, "-c", CRASHED_WRITER, str(path)], check=True)
+    copy.write_bytes(path.read_bytes())
+    subprocess.run([sys.executable, "-c", HIDDEN_DEFAULT_LOG, str(copy)], check=True)
+    _settle(path, Path(f"{path}.wal"))
+    assert _refusal(path, "SELECT m(1)") == ""  # m(a) AS a + 1
+    assert len(_entries(path)) == 1
+    planted = Path(f"{path}.wal.checkpoint")
+    planted.write_bytes(Path(f"{copy}.wal").read_bytes())
+    _settle(path, planted)
+    assert MACRO_REFUSED in _refusal(path, "SELECT m(1)")
+    assert identity.files_identity([("x", str(path))], settled=True) is None
+
+
+def test_only_files_no_other_account_can_swap_are_keyed(tmp_path: Path) -> None:
+    """Renaming a folder changes no time of the files in it, and a log can be added beside a
+    file and taken away again: such places are never keyed (the outside review's race)."""
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    path = _shop(home)
+    _settle(path)
+    files = [("shop", str(path))]
+    assert identity.files_identity(files, settled=True) is not None
+    for mode in (0o777, 0o1777, 0o775):  # the file's own folder: others could add a log
+        home.chmod(mode)
+        assert identity.files_identity(files, settled=True) is None, oct(mode)
+    home.chmod(0o700)
+    tmp_path.chmod(0o1777)  # a sticky folder above: only the owner may rename `home`
+    assert identity.files_identity(files, settled=True) is not None
+    tmp_path.chmod(0o777)  # not sticky: anyone may rename it
+    assert identity.files_identity(files, settled=True) is None
+    tmp_path.chmod(0o700)
+    if os.getuid() == 0:
+        os.chown(home, 65534, -1)  # a folder of another account
+        assert identity.files_identity(files, settled=True) is None
+        os.chown(home, 0, -1)
+    odd = tmp_path / "w?"
+    odd.mkdir()
+    moved = odd / "shop.duckdb"
+    path.rename(moved)  # DuckDB puts the log before a `?`: in another folder
+    _settle(moved)
+    assert identity.files_identity([("shop", str(moved))]) is None
+
+
 def test_an_entry_others_could_write_or_a_malformed_one_is_not_read(
     tmp_path: Path, listings_read: list[str]
 ) -> None:
@@ -170,6 +245,7 @@ def test_an_entry_others_could_write_or_a_malformed_one_is_not_read(
         (json.dumps({**kept, "macros": [["shop", "main", "m", "macro", "a + b", "2"]]}), 0o600),
         (json.dumps({**forged, "key": kept["key"] + "x"}), 0o600),  # another file's entry
         ("{not json", 0o600),
+        ("[" * 100_000, 0o600),  # deeper than the JSON reader goes
     ):
         entry.write_text(text)
         entry.chmod(mode)

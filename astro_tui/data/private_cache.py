@@ -1,8 +1,9 @@
 """Entries astro keeps under the user's cache folder: read only if private, written whole.
 
-An entry is read only if it belongs to the user and no one else can write it
-(the folder is created mode 0700), so another account cannot plant one; it is
-written to a temporary file and renamed, so a reader never sees half of one.
+An entry is read only if it and its folder belong to the user and no one else
+can write them (the folder is created mode 0700), and never through a symbolic
+link, so another account cannot plant one; it is written to a temporary file
+and renamed, so a reader never sees half of one.
 What an entry holds, and how far it is trusted, is its reader's business
 (`catalog_cache.py`, `engines/duckdb/definitions_cache.py`).
 """
@@ -18,8 +19,12 @@ from pathlib import Path
 def read(path: Path) -> bytes | None:
     """The entry's bytes, or None: missing, unreadable, or not the user's alone."""
     try:
-        with path.open("rb") as fh:
-            if not _private(os.fstat(fh.fileno())):
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        with os.fdopen(fd, "rb") as fh:
+            if not (_private(os.fstat(fh.fileno())) and _private(os.stat(path.parent))):
                 return None
             return fh.read()
     except OSError:

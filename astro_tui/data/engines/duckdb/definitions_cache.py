@@ -94,7 +94,7 @@ class Store:
             return None
         try:
             entry = json.loads(data)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
         if not isinstance(entry, dict) or entry.get("key") != self._key:
             return None
