@@ -23,6 +23,7 @@ import duckdb
 import pytest
 
 from astro_tui.config import Settings
+from astro_tui.data import private_cache
 from astro_tui.data.database import Database
 from astro_tui.data.engines.duckdb import identity, resolved
 from astro_tui.data.errors import DataError, GuardError
@@ -222,6 +223,28 @@ def test_only_files_no_other_account_can_swap_are_keyed(tmp_path: Path) -> None:
         os.chown(home, 65534, -1)  # a folder of another account
         assert identity.files_identity(files, settled=True) is None
         os.chown(home, 0, -1)
+    link = tmp_path / "link"
+    link.symlink_to(home, target_is_directory=True)  # one swapped in between the two looks
+    assert identity.files_identity([("shop", str(link / "shop.duckdb"))], settled=True) is None
+    wal = Path(f"{path}.wal")
+    for file, mode in ((path, 0o666), (wal, 0o664)):  # others could write through a mapping, moving no time
+        file.touch()
+        file.chmod(mode)
+        _settle(*(p for p in (path, wal) if p.exists()))
+        assert identity.files_identity(files, settled=True) is None, (file.name, oct(mode))
+        file.chmod(0o600)
+    wal.unlink()
+    wal.symlink_to(path)
+    assert identity.files_identity(files, settled=True) is None
+    wal.unlink()
+    if os.getuid() == 0:
+        wal.touch(mode=0o600)
+        os.chown(wal, 65534, -1)
+        _settle(path, wal)
+        assert identity.files_identity(files, settled=True) is None
+        wal.unlink()
+    _settle(path)
+    assert identity.files_identity(files, settled=True) is not None
     odd = tmp_path / "w?"
     odd.mkdir()
     moved = odd / "shop.duckdb"
@@ -270,3 +293,17 @@ def test_the_apps_worker_keeps_the_listings_for_the_next_command(tmp_path: Path)
     done = subprocess.run([*argv[:4], "SELECT m(1, 2) AS three", str(path)], capture_output=True, text=True)
     assert done.returncode == 0 and "three" in done.stdout and " 3" in done.stdout
     assert _entries(path) == [entry] and entry.stat().st_mtime_ns == written
+
+
+def test_a_cache_folder_an_older_astro_left_to_the_umask_is_made_private(tmp_path: Path) -> None:
+    """Entries are read only from a folder no one else can write: one made 0775 before is
+    closed on the next write, and its entries are read again."""
+    folder = tmp_path / "entries"
+    folder.mkdir(mode=0o775)
+    folder.chmod(0o775)
+    entry = folder / "a.json"
+    private_cache.write(entry, b"{}", keep=4)
+    assert folder.stat().st_mode & 0o777 == 0o700
+    assert private_cache.read(entry) == b"{}"
+    folder.chmod(0o775)
+    assert private_cache.read(entry) is None

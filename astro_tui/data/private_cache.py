@@ -43,6 +43,9 @@ def write(path: Path, data: bytes, *, keep: int) -> None:
     folder = path.parent
     with contextlib.suppress(OSError):
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        st = os.stat(folder)
+        if hasattr(os, "getuid") and st.st_uid == os.getuid() and st.st_mode & 0o077:
+            os.chmod(folder, 0o700)  # made by an older astro, which left it to the umask
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as fh:

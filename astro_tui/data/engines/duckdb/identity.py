@@ -7,11 +7,14 @@ there because `cp -p` and `touch -r` can give changed data an old modification
 time, and no one but the system sets it. DuckDB's own files are part of every
 key: an upgrade may read the same file differently.
 
-Only files no other account can swap are keyed (`_safe_place`): renaming a
-folder changes none of the times of the files in it, so a folder another
-account could rename, or a folder where it could add a log beside the file and
-take it away again, would let the file DuckDB opens differ from the one both
-looks found. DuckDB also reads a `.wal.checkpoint` a writer left mid-checkpoint,
+Only files no other account can swap or write are keyed (`_safe_place`,
+`_private`): renaming a folder changes none of the times of the files in it, so
+a folder another account could rename, or a folder where it could add a log
+beside the file and take it away again, would let the file DuckDB opens differ
+from the one both looks found; and a write through a shared mapping of a page
+already written moves no time at all. The path DuckDB opens must be the one
+checked, with no symbolic link on it (one swapped in and out between the looks
+would point both at another file). DuckDB also reads a `.wal.checkpoint` a writer left mid-checkpoint,
 and puts the log before a `?` of the path: a file with either is not keyed.
 """
 
@@ -51,28 +54,35 @@ def duckdb_identity() -> str:
 
 def files_identity(files: Iterable[tuple[str, str]], *, settled: bool = False) -> str | None:
     """Each (name, path) DuckDB opens, with its log; None when one cannot be read (the open
-    will say what is wrong) or, with `settled`, changed less than SETTLED_S ago or kept where
-    another account could swap it. As JSON, so no path, whatever it holds, can make two
-    different sets of files read the same."""
+    will say what is wrong) or, with `settled`, changed less than SETTLED_S ago, reached
+    through a link, or where another account could swap or write it. As JSON, so no path,
+    whatever it holds, can make two different sets of files read the same."""
     oldest_change = time.time() - SETTLED_S
     parts: list[str] = []
     for name, path in files:
         real = os.path.realpath(path)
-        if "?" in real or (settled and not _safe_place(real)):
-            return None
+        if "?" in real or (settled and (real != os.path.abspath(path) or not _safe_place(real))):
+            return None  # what DuckDB opens must be the very path checked, with no link on it
         parts += [name, real]
         for file in (path, f"{path}.wal", *(f"{path}{side}" for side in _UNKEYED_SIDES)):
             try:
-                st = os.stat(file)
+                st = os.lstat(file) if settled else os.stat(file)
             except FileNotFoundError:
                 parts.append("-")
                 continue
             except OSError:
                 return None
-            if settled and (file.endswith(_UNKEYED_SIDES) or max(st.st_mtime, st.st_ctime) > oldest_change):
+            recent = max(st.st_mtime, st.st_ctime) > oldest_change
+            if settled and (file.endswith(_UNKEYED_SIDES) or recent or not _private(st)):
                 return None
             parts.append(f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}")
     return json.dumps(parts)
+
+
+def _private(st: os.stat_result) -> bool:
+    """A plain file only this user (or root) can write: a write through a page another account
+    has mapped, and already changed, moves neither of the file's times."""
+    return stat.S_ISREG(st.st_mode) and st.st_uid in (0, os.getuid()) and not st.st_mode & 0o022
 
 
 def _safe_place(real: str) -> bool:
