@@ -152,3 +152,14 @@ def test_a_missing_table_in_a_database_file_gets_no_file_hint(sample_db: Databas
     with pytest.raises(QueryError) as caught:
         sample_db.execute("select * from jan")
     assert "does not exist" in str(caught.value) and "Tables from your files" not in str(caught.value)
+
+
+def test_a_file_emptied_since_the_last_open_is_refused(tmp_path: Path) -> None:
+    """Each open reads the file again: one that had rows at the last open, in the same process,
+    and is empty now is refused, not remembered."""
+    path = tmp_path / "orders.csv"
+    path.write_text("id,amount\n1,2\n")
+    with Database.open([str(path)], Settings()) as db:
+        assert db.execute("SELECT count(*) AS n FROM orders").rows() == [(1,)]
+    path.write_text("")
+    assert _refusal(path) == f"{path}: the file is empty: nothing to open"

@@ -19,7 +19,6 @@ raised by the call that waits for it.
 from __future__ import annotations
 
 import csv
-import functools
 import hashlib
 import json
 import os
@@ -456,7 +455,6 @@ def _tables_of(
     return tables
 
 
-@functools.cache
 def _check_not_empty(path: Path, spec: str) -> None:
     """An empty file opened as a 0-row table would look like data that is not there."""
     try:

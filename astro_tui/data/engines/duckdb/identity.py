@@ -14,12 +14,14 @@ beside the file and take it away again, would let the file DuckDB opens differ
 from the one both looks found; and a write through a shared mapping of a page
 already written moves no time at all. The path DuckDB opens must be the one
 checked, with no symbolic link on it (one swapped in and out between the looks
-would point both at another file). DuckDB also reads a `.wal.checkpoint` a writer left mid-checkpoint,
-and puts the log before a `?` of the path: a file with either is not keyed.
+would point both at another file). DuckDB also reads a `.wal.checkpoint` a
+writer left mid-checkpoint, and puts the log before a `?` of the path: a file
+with either is not keyed.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import itertools
 import json
@@ -37,6 +39,7 @@ _UNKEYED_SIDES = (".wal.checkpoint", ".wal.recovery")
 next open, so such a file is read afresh rather than keyed."""
 
 
+@functools.cache
 def duckdb_identity() -> str:
     """The installed DuckDB (its package and its library: an upgrade rewrites them), without
     importing it."""
