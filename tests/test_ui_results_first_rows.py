@@ -28,11 +28,12 @@ def _first_rows_shown(app: object) -> bool:
 
 
 async def test_first_rows_show_then_the_result_replaces_them(shop_db: Path) -> None:
-    rows = 131_072  # the first 65,536 at once, the rest slow
-    app = ui.make_app(shop_db, Settings(row_cap=200_000))
+    rows = 131_072  # the first 65,536 at once, the rest slow: ~5 s of DuckDB on an idle
+    # machine, so that on a loaded one the app still draws the first rows before the rest is in
+    app = ui.make_app(shop_db, Settings(row_cap=200_000, query_timeout_s=600))
     async with app.run_test(size=ui.SIZE) as pilot:
         await ui.ready(pilot)
-        await ui.submit(pilot, f"/sql {slow_sql(rows)}")
+        await ui.submit(pilot, f"/sql {slow_sql(rows, effort=5000)}")
         await ui.wait_until(pilot, lambda: _first_rows_shown(app))
         assert app.session.sql_running and app.results.current is None, "the result is still being read"
         status = ui.plain(app.query_one("#result-status"))

@@ -331,8 +331,8 @@ async def test_the_footer_is_rebuilt_only_when_its_keys_change(shop_db: Path) ->
         assert list(footer.query("FooterKey")) == before
         # Esc cancels while it runs: a new key, in the footer once the query has run a moment
         await submit(pilot, "/sql SELECT count(*) FROM range(1000000) a, range(1000000) b")
-        await wait_until(pilot, lambda: list(footer.query("FooterKey")) != before)
-        assert "escape" in [key.key for key in footer.query("FooterKey")]
+        await wait_until(pilot, lambda: "escape" in [key.key for key in footer.query("FooterKey")])
+        assert list(footer.query("FooterKey")) != before  # (a rebuild passes through no keys at all)
         await pilot.press("escape")
         await wait_until(pilot, lambda: not app.session.sql_running)
 
