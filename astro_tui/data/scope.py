@@ -175,8 +175,13 @@ class Scope:
         for schema in catalog.schemas:
             if self.hides_schema(schema.name):
                 continue
-            tables = [
-                (t, self._visible_table(t, derived, said))
+            tables = [  # an outline's tables are filtered, their columns later
+                (
+                    t,
+                    replace(t, comment=said(t.comment))
+                    if t.columns is NOT_READ
+                    else self._visible_table(t, derived, said),
+                )
                 for t in schema.tables
                 if not self.hides_table(schema.name, t.name)
                 and not _in_views(views, t.database, schema.name, t.name)
@@ -190,10 +195,6 @@ class Scope:
     def _visible_table(
         self, table: Table, derived: set[tuple[str, ...]], said: Callable[[str | None], str | None]
     ) -> Table:
-        from astro_tui.data.catalog_model import NOT_READ
-
-        if table.columns is NOT_READ:  # an outline: its tables are filtered, their columns later
-            return replace(table, comment=said(table.comment))
         place = (table.schema.lower(), table.name.lower())
         mine = {
             c[3]

@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from astro_tui.config import Settings
+from astro_tui.config import Settings, cache_dir
 from astro_tui.data.cancel import CancelToken
 from astro_tui.data.engines.base import Dialect, Engine, FirstRows
 from astro_tui.data.engines.duckdb import identity, inline, scratch
@@ -187,7 +187,6 @@ class DuckDBEngine(Engine):
         own_views = [["targets", "main", name] for name in self._parquet_rows]
         kept = None
         if not files:  # file targets are read into a new private file on every open
-            from astro_tui.config import cache_dir
             from astro_tui.data.engines.duckdb import definitions_cache
 
             kept = definitions_cache.planned(self._duckdb_files(), cache_dir() / "definitions")
