@@ -22,7 +22,7 @@ import pytest
 
 from astro_tui.config import Settings
 
-pytest_plugins = ["tests.fake_openai", "tests.pg_server", "tests.spark_server"]
+pytest_plugins = ["tests.fake_openai", "tests.pg_server", "tests.spark_server", "tests.support.tiers"]
 
 _MODEL_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ASTRO_MODEL")
 

@@ -1,0 +1,1 @@
+"""Helpers the tests share: servers, fakes, waits, tiers. Nothing here is a test."""
