@@ -16,7 +16,8 @@ from typing import Any
 import duckdb
 import pytest
 
-from astro_tui.agent.charts import ChartError, build_chart_spec, render_chart_text
+from astro_tui.agent.chart_draw import render_chart_text
+from astro_tui.agent.charts import ChartError, build_chart_spec
 from astro_tui.agent.context_notes import ContextNotes, notes_path
 from astro_tui.agent.conversations import (
     ConversationError,

@@ -292,7 +292,8 @@ def _result(sql: str):  # type: ignore[no-untyped-def]
 
 
 def _chart(sql: str, kind: str, x: str, y: tuple[str, ...] = (), width: int = 80) -> str:
-    from astro_tui.agent.charts import build_chart_spec, render_chart_text
+    from astro_tui.agent.chart_draw import render_chart_text
+    from astro_tui.agent.charts import build_chart_spec
 
     return render_chart_text(build_chart_spec(_result(sql), kind, x, list(y), "t"), width=width, height=12)  # type: ignore[arg-type]
 

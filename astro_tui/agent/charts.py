@@ -306,14 +306,3 @@ def _histogram(table: pa.Table, column: str, title: str) -> Series:
         note,
         [float(e) for e in edges],
     )
-
-
-def render_chart_text(spec: ChartSpec, width: int = 80, height: int = 20) -> str:
-    """The chart as plain text (no colour codes) for terminals that are not the TUI."""
-    from astro_tui.agent.chart_draw import render_text
-
-    try:
-        series = prepare(spec.result.table, choice_of(spec))
-    except ValueError as exc:
-        return f"(chart not drawn: {exc})"
-    return render_text(series, width, height)

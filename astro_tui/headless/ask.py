@@ -13,7 +13,7 @@ import shutil
 import time
 from typing import Any, TextIO, assert_never
 
-from astro_tui.agent.charts import render_chart_text
+from astro_tui.agent.chart_draw import render_chart_text
 from astro_tui.agent.events import (
     AgentEvent,
     Answer,

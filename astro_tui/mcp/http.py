@@ -26,13 +26,15 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.transport_security import TransportSecuritySettings
 
+from astro_tui.errors import AstroError
+
 TOKEN_ENV = "ASTRO_MCP_TOKEN"
 MIN_TOKEN_CHARS = 16
 PATH = "/mcp"
 _LOOPBACK_NAMES = ("localhost",)
 
 
-class HttpSetupError(Exception):
+class HttpSetupError(AstroError):
     """The address or the token will not do; the message is one line."""
 
 

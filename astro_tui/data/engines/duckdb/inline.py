@@ -52,7 +52,7 @@ from astro_tui.data.engines.duckdb.pool import (
     rss,
     stopped,
 )
-from astro_tui.data.engines.duckdb.worker import Connection, OpenFailed
+from astro_tui.data.engines.duckdb.worker import Connection, DatabaseNotOpened
 from astro_tui.data.errors import DataError, GuardError, QueryError
 
 _POLL_S = 0.01
@@ -130,7 +130,7 @@ class InlineRunner:
         self._open_error = open_error or plain_open_error
         self._lock = threading.Lock()
         self._conn: Connection | None = None
-        self._failure: OpenFailed | None = None
+        self._failure: DatabaseNotOpened | None = None
         self._number = 0
         self._reason = ""
         self._closed = False
@@ -161,7 +161,7 @@ class InlineRunner:
         reading the definitions is met again (and answered) by the guard."""
         try:
             conn = _Connection(self._setup)
-        except OpenFailed as exc:
+        except DatabaseNotOpened as exc:
             self._failure = exc
             return
         with contextlib.suppress(Exception):
@@ -196,7 +196,7 @@ class InlineRunner:
             raise QueryError("the database is closed")
         self._opener.join()
         if self._conn is None:
-            failure = self._failure or OpenFailed("the database could not be opened", "open")
+            failure = self._failure or DatabaseNotOpened("the database could not be opened", "open")
             raise self._open_error(failure.message, failure.stage)
         return self._conn
 
