@@ -34,8 +34,10 @@ class _Script:
     expected: list[Step] = field(default_factory=list)
     origins: list[str] = field(default_factory=list)
 
-    def comment(self, text: str) -> None:
-        self.lines += [f"-- {one_line(line)}".rstrip() for line in text.splitlines() or [""]]
+    def comment(self, text: str, *, lines: bool = False) -> None:
+        """`text` as comment lines: one, or (`lines`) one per line of it."""
+        parts = (text.splitlines() or [""]) if lines else [text]
+        self.lines += [f"-- {one_line(part)}".rstrip() for part in parts]
 
     def command(self, text: str) -> None:
         self.lines.append(text)
@@ -94,8 +96,8 @@ def _prove(script: _Script, text: str) -> None:
 def _answer(script: _Script, answer: ReplayAnswer) -> None:
     script.lines.append("")
     script.comment(f"{answer.tag} · {answer.title}")
-    script.comment("Question: " + answer.question)
-    script.comment("Answer: " + answer.text)
+    script.comment("Question: " + answer.question, lines=True)
+    script.comment("Answer: " + answer.text, lines=True)
     for quoted in answer.quoted:
         script.comment(f"quoted: {one_line(quoted.text)} ({_where(quoted.sources[0])})")
     for name, sql in answer.inputs.items():
