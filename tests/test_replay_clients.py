@@ -345,3 +345,34 @@ def test_notebooks_and_marimo_files_hold_every_text_as_an_exact_python_literal(t
                     if isinstance(node, ast.Constant) and isinstance(node.value, str):
                         node.value = ""
                 assert "pwned" not in ast.unparse(tree) and "touch" not in ast.unparse(tree), case.name
+
+
+SECURITY_MD = Path(__file__).resolve().parent.parent / "SECURITY.md"
+
+
+def test_security_md_states_these_figures() -> None:
+    clients = ("duckdb", "psql", "spark-sql")
+    figures = {
+        "Hostile conversations, each tried on the three clients": str(len(CASES)),
+        "Scripts written and run in the real client (DuckDB CLI, psql, spark-sql)": ", ".join(
+            str(len(WRITTEN[c])) for c in clients
+        ),
+        "Scripts refused with one line naming the notebook formats": ", ".join(
+            str(len(CASES) - len(WRITTEN[c])) for c in clients
+        ),
+        "Marker files created by a written script; moved rows printed": "0, 0",
+        "Raw scripts abusing a client's rules, run in it to hold its reader (DuckDB CLI, psql, spark-sql)": (
+            f"{len(DUCKDB_RAW)}, {len(PSQL_RAW)}, {len(SPARK_RAW)}"
+        ),
+        "Of those the reader decides, a command ran where it said none would, or the reverse": "0",
+        "Notebooks and marimo files checked for exact literals": str(len(CASES) * 3 * 2),
+    }
+    text = SECURITY_MD.read_text(encoding="utf-8")
+    section = text.split("## What astro writes: replay scripts and notebooks", 1)[1].split("\n## ", 1)[0]
+    rows = dict(
+        (cells[0], cells[1])
+        for line in section.splitlines()
+        if line.startswith("| ") and len(cells := [c.strip() for c in line.strip("|").split("|")]) == 2
+    )
+    rows.pop("What", None)
+    assert rows == figures
