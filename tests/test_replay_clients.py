@@ -21,6 +21,7 @@ import ast
 import importlib.util
 import json
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -350,6 +351,11 @@ def test_notebooks_and_marimo_files_hold_every_text_as_an_exact_python_literal(t
 SECURITY_MD = Path(__file__).resolve().parent.parent / "SECURITY.md"
 
 
+def _decided(client: str) -> int:
+    command = DRAWN[client][1]
+    return sum(predicted(client, text, command) is not None for text, _ in drawn_scripts(*DRAWN[client]))
+
+
 def test_security_md_states_these_figures() -> None:
     clients = ("duckdb", "psql", "spark-sql")
     figures = {
@@ -365,6 +371,9 @@ def test_security_md_states_these_figures() -> None:
             f"{len(DUCKDB_RAW)}, {len(PSQL_RAW)}, {len(SPARK_RAW)}"
         ),
         "Of those the reader decides, a command ran where it said none would, or the reverse": "0",
+        "Drawn scripts (random runs of quotes, comments, `;`, CR, escapes and marker commands) the reader "
+        "decides, run in the DuckDB CLI and psql": f"{_decided('duckdb')}, {_decided('psql')}",
+        "Of those, a marker command run otherwise than the reader said": "0",
         "Notebooks and marimo files checked for exact literals": str(len(CASES) * 3 * 2),
     }
     text = SECURITY_MD.read_text(encoding="utf-8")
@@ -376,3 +385,95 @@ def test_security_md_states_these_figures() -> None:
     )
     rows.pop("What", None)
     assert rows == figures
+
+
+# --- the readers against the real clients on drawn scripts -----------------------------------
+
+FUZZ_SCRIPTS = 60
+DUCKDB_PIECES = [
+    "SELECT 1",
+    "'",
+    '"',
+    "$$",
+    "$a$",
+    ";",
+    "\n",
+    "\r\n",
+    "--",
+    "/*",
+    "*/",
+    "E'\\''",
+    " ",
+    "x",
+    "\\",
+]
+PSQL_PIECES = ["SELECT 1", "'", '"', ";", "\n", "\r", "--", "/*", "*/", " ", "(", ")", "x", "::", "E'"]
+
+
+DRAWN = {"duckdb": (DUCKDB_PIECES, ".print", 34), "psql": (PSQL_PIECES, "\\echo", 35)}
+"""Per client: the pieces, the marker command, the seed."""
+
+
+def drawn_scripts(pieces: list[str], command: str, seed: int) -> Iterator[tuple[str, set[str]]]:
+    """Scripts of the pieces that trip a client's reading, with commands that print a marker
+    (`.print M3`, `\\echo M3`) on lines of their own among them; each with its markers."""
+    rng = random.Random(seed)
+    for _ in range(FUZZ_SCRIPTS):
+        parts: list[str] = []
+        markers: set[str] = set()
+        for at in range(rng.randint(4, 24)):
+            if rng.random() < 0.2:
+                markers.add(f"M{at}")
+                parts.append(f"\n{command} M{at}\n")
+            else:
+                parts.append(rng.choice(pieces))
+        yield "".join(parts) + "\n", markers
+
+
+def predicted(client: str, text: str, command: str) -> set[str] | None:
+    try:
+        steps = client_steps(client, text)
+    except Unprovable:
+        return None
+    return {
+        s.text.split(" ", 1)[1] for s in steps if s.kind == "command" and s.text.startswith(command + " ")
+    }
+
+
+def printed(stdout: str, markers: set[str]) -> set[str]:
+    return {line for line in stdout.splitlines() if line in markers}
+
+
+def test_the_duckdb_cli_reader_agrees_with_the_cli_on_drawn_scripts(tmp_path: Path) -> None:
+    cli = duckdb_cli()
+    if cli is None:
+        pytest.skip("the DuckDB CLI (PyPI duckdb-cli, a dev dependency) is not installed")
+    decided = 0
+    for number, (text, markers) in enumerate(drawn_scripts(*DRAWN["duckdb"])):
+        expect = predicted("duckdb", text, ".print")
+        if expect is None:
+            continue
+        path = tmp_path / f"{number}.sql"
+        path.write_text(text, encoding="utf-8")
+        with path.open() as stdin:
+            ran = subprocess.run(
+                [cli, "-no-init", "-list"], stdin=stdin, capture_output=True, text=True, timeout=60
+            )
+        assert printed(ran.stdout, markers) == expect, text
+        decided += 1
+    assert decided == FUZZ_SCRIPTS  # the DuckDB reader never says it cannot tell
+
+
+def test_the_psql_reader_agrees_with_psql_on_drawn_scripts(pg_server: PgServer, tmp_path: Path) -> None:
+    decided = 0
+    for number, (text, markers) in enumerate(drawn_scripts(*DRAWN["psql"])):
+        expect = predicted("psql", text, "\\echo")
+        if expect is None:
+            continue
+        path = tmp_path / f"{number}.sql"
+        path.write_text(text, encoding="utf-8")
+        cmd = [str(pg_server.bin_dir / "psql"), pg_server.url(), "-X", "-A", "-t", "-f", str(path)]
+        ran = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        assert printed(ran.stdout, markers) == expect, text
+        decided += 1
+    assert decided >= FUZZ_SCRIPTS // 2, decided

@@ -64,9 +64,9 @@ def read(text: str) -> list[Step]:
         elif c == "\\":
             line_end = text.find("\n", i)
             line_end = n if line_end < 0 else line_end
-            steps.append(Step("command", text[i:line_end]))
-            if buf or (i > 0 and text[i - 1] != "\n"):
-                return steps  # a command inside a statement: what follows no longer matters
+            if "\\" in text[i + 1 : line_end]:
+                raise Unprovable("a psql command line holding another backslash, where its arguments may end")
+            steps.append(Step("command", text[i:line_end]))  # its arguments run to the end of the line
             i = line_end
             continue
         elif c == "$":
