@@ -246,7 +246,8 @@ def _answer_text(title: str | None, text: str, answer: Any) -> str:
             one_line = one_line[:299] + "…"
         parts.append(f"[{table.name}] {table.result.count_text()} · SQL as executed: {inert(one_line)}")
     if answer.unverified_numbers:
-        parts.append("Typed into the template, not from a query: " + ", ".join(answer.unverified_numbers))
+        typed = ", ".join(inert(n, keep_newlines=False) for n in answer.unverified_numbers)
+        parts.append(f"Not verified: typed into the template or title, not from a query: {typed}")
     return "\n\n".join(p for p in parts if p)
 
 
