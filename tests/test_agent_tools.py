@@ -396,6 +396,10 @@ async def test_verified_only_when_no_number_was_typed_in_the_template_or_the_tit
         ({"inputs": {"rev": "SELECT 1"}, "template": "{{ revenue.value }}"}, "'revenue' is undefined"),
         ({"inputs": {"rev": "SELECT 1"}, "template": "{% for %}"}, "syntax error"),
         ({"inputs": {"rev": "SELECT 1"}}, "missing required argument: template"),
+        (
+            {"inputs": {"top": "SELECT 'science' AS kind, 7 AS Value"}, "template": "{{ top.value }}"},
+            "input 'top' has a column named 'Value', so `top.value` is ambiguous",
+        ),
     ],
 )
 async def test_submit_result_failures_go_back_to_the_model(

@@ -249,6 +249,28 @@ class ResultView:
         return str(_view_text(self, MISSING))
 
 
+INPUT_ATTRIBUTES = frozenset({"value", "rows", "columns", "row_count"})
+"""What `name.<attribute>` means for an input; any other name after the dot is a column."""
+
+
+def ambiguous(view: ResultView, attribute: str) -> TemplateError:
+    """A column named like an input attribute: either reading would be a guess."""
+    name = view._ref.name
+    column = next(c for c in view.columns if c.lower() == attribute.lower())
+    meaning = {
+        "value": "its first column in the first row",
+        "rows": "its list of rows",
+        "columns": "its column names",
+        "row_count": "its number of rows",
+    }[attribute]
+    return TemplateError(
+        f"input '{name}' has a column named '{column}', so `{name}.{attribute}` is ambiguous "
+        f"(`.{attribute}` is {meaning}). For the column write `{name}[{column!r}]` (the first row) "
+        f"or `{name}.rows[0][{column!r}]`; for `.{attribute}`, rename the column in the SQL "
+        f"(`AS {column}_1`)."
+    )
+
+
 def refused(ref: InputRef, what: str) -> TemplateError:
     """Counting or aggregating the rows of a cut result would state a wrong total."""
     return TemplateError(
@@ -784,15 +806,8 @@ class _Sandbox(ImmutableSandboxedEnvironment):
                     obj=obj,
                     name=attribute,
                 )
-        if isinstance(obj, ResultView) and attribute not in ResultView.__dict__:
-            if obj.has_column(attribute):
-                return obj.column_value(attribute)
-            return self.undefined(
-                f"an input has no attribute or column '{attribute}'; use .value, .rows, .columns, "
-                f".row_count or one of its columns: {', '.join(obj.columns)}",
-                obj=obj,
-                name=attribute,
-            )
+        if isinstance(obj, ResultView):
+            return self._input_attribute(obj, attribute)
         if isinstance(obj, LoopContext):
             items, every = _loop_items(obj)
             if attribute in _LOOP_COUNTS:
@@ -801,6 +816,22 @@ class _Sandbox(ImmutableSandboxedEnvironment):
         if isinstance(obj, Traced) and not callable(value):  # `day.year`: a part of the value
             return traced(value, merge(traces_of(obj), value))
         return value
+
+    def _input_attribute(self, view: ResultView, attribute: str) -> Any:
+        """`name.value`, `.rows`, `.columns`, `.row_count` are the input's own; `name.<column>` is
+        that column of the first row. A column named like one of the four is never guessed at."""
+        if attribute in INPUT_ATTRIBUTES:
+            if view.has_column(attribute):
+                raise ambiguous(view, attribute)
+            return super().getattr(view, attribute)
+        if view.has_column(attribute):
+            return view.column_value(attribute)
+        return self.undefined(
+            f"an input has no attribute or column '{attribute}'; use .value, .rows, .columns, "
+            f".row_count or one of its columns: {', '.join(view.columns)}",
+            obj=view,
+            name=attribute,
+        )
 
     def _loop_count(self, loop: LoopContext, attribute: str, items: _LoopItems | None, every: bool) -> Any:
         """`loop.length` of a loop over a cut result would be the cap, not the count: refused."""
@@ -817,8 +848,15 @@ class _Sandbox(ImmutableSandboxedEnvironment):
                 return obj[argument]
             except KeyError:
                 return self.getattr(obj, argument)
-        if isinstance(obj, ResultView) and isinstance(argument, str):
-            return self.getattr(obj, argument)
+        if isinstance(obj, ResultView) and isinstance(argument, str):  # `name["col"]`: a column only
+            if obj.has_column(argument):
+                return obj.column_value(argument)
+            return self.undefined(
+                f"input '{obj._ref.name}' has no column '{argument}'; its columns are: "
+                f"{', '.join(obj.columns)}",
+                obj=obj,
+                name=argument,
+            )
         value = super().getitem(unproxy(obj), unproxy(argument))
         if isinstance(obj, Traced) and not traces_of(value):  # a character, a slice, an item
             return traced(value, merge(traces_of(obj), value))
