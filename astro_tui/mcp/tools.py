@@ -141,6 +141,7 @@ class AstroTools:
         call = self._current()
         if call is not None:
             call.record.status = "answer"
+            call.record.answer = answer
             call.record.sql.extend(answer.sql)
             call.record.outcome = "answer: " + " ".join(payload["text"].split())[:300]
         text = text_result(shown, TEXT_BYTES)
