@@ -79,7 +79,7 @@ def test_an_input_attribute_never_reads_a_column_of_its_name() -> None:
         message = str(caught.value)
         assert f"column named '{column}', so `top.{attribute}` is ambiguous" in message
         assert f"top[{column!r}]" in message and f"top.rows[0][{column!r}]" in message
-    with pytest.raises(TemplateError, match="top.rows` is ambiguous"):
+    with pytest.raises(TemplateError, match=r"top\.rows` is ambiguous"):
         render("{% for r in top.rows %}{{ r.label }}{% endfor %}", named)
     out = render("{{ top['value'] }} {{ top['ROWS'] }} {{ top.label }} {{ top.columns | join(',') }}", named)
     assert out.text == "7 2 science loans label,value,Rows" and out.unverified_numbers == ()
