@@ -26,6 +26,8 @@ from astro_tui.text import json_inert
 
 BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 ODD = '\x00\x1b\x7f\x9b\u200e\u202e\u2066\ufeff\U0001f600\U00010000\U0010ffff\ud800\udfff"\\'
+ROUND_TRIP_EXAMPLES = 150
+"""Conversations written and read back per run (SECURITY.md's figure)."""
 _PAIR = re.compile("([\ud800-\udbff])(?=[\udc00-\udfff])")
 
 # A high surrogate followed by a low one is one character to JSON (`"\ud83d\ude00"` reads back as
@@ -95,7 +97,11 @@ def turns(draw: st.DrawFn) -> Turn:
     return turn
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=ROUND_TRIP_EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(
     conversation=st.lists(turns(), max_size=3),
     header=st.fixed_dictionaries(
