@@ -85,7 +85,7 @@ def test_an_input_attribute_never_reads_a_column_of_its_name() -> None:
     assert out.text == "7 2 science loans label,value,Rows" and out.unverified_numbers == ()
     assert [(s.text, s.sources[0].column) for s in out.spans[:2]] == [("7", "value"), ("2", "Rows")]
     assert render("{{ plain.value }} {{ plain.row_count }}", named).text == "science loans 1"
-    with pytest.raises(TemplateError, match="has no column 'value'; its columns are: label, amount"):
+    with pytest.raises(TemplateError, match="has no column 'value'; use one of its columns: label, amount"):
         render("{{ plain['value'] }}", named)
 
 

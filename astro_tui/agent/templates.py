@@ -824,13 +824,19 @@ class _Sandbox(ImmutableSandboxedEnvironment):
             if view.has_column(attribute):
                 raise ambiguous(view, attribute)
             return super().getattr(view, attribute)
-        if view.has_column(attribute):
-            return view.column_value(attribute)
+        return self._input_column(
+            view, attribute, "attribute or column", "use .value, .rows, .columns, .row_count or"
+        )
+
+    def _input_column(self, view: ResultView, name: str, what: str, choices: str) -> Any:
+        """A column of the input's first row, or an error that lists its columns."""
+        if view.has_column(name):
+            return view.column_value(name)
         return self.undefined(
-            f"an input has no attribute or column '{attribute}'; use .value, .rows, .columns, "
-            f".row_count or one of its columns: {', '.join(view.columns)}",
+            f"input '{view._ref.name}' has no {what} '{name}'; {choices} one of its columns: "
+            f"{', '.join(view.columns)}",
             obj=view,
-            name=attribute,
+            name=name,
         )
 
     def _loop_count(self, loop: LoopContext, attribute: str, items: _LoopItems | None, every: bool) -> Any:
@@ -849,14 +855,7 @@ class _Sandbox(ImmutableSandboxedEnvironment):
             except KeyError:
                 return self.getattr(obj, argument)
         if isinstance(obj, ResultView) and isinstance(argument, str):  # `name["col"]`: a column only
-            if obj.has_column(argument):
-                return obj.column_value(argument)
-            return self.undefined(
-                f"input '{obj._ref.name}' has no column '{argument}'; its columns are: "
-                f"{', '.join(obj.columns)}",
-                obj=obj,
-                name=argument,
-            )
+            return self._input_column(obj, argument, "column", "use")
         value = super().getitem(unproxy(obj), unproxy(argument))
         if isinstance(obj, Traced) and not traces_of(value):  # a character, a slice, an item
             return traced(value, merge(traces_of(obj), value))
