@@ -432,7 +432,6 @@ class Agent:
                     yield Answer(
                         kind="unverified",
                         text=text,
-                        verified=False,
                         # the whole text is unverified; scanning a huge reply would stall the loop
                         unverified_numbers=tuple(dict.fromkeys(numbers_in_text(text[:MAX_OUTPUT_CHARS]))),
                     )

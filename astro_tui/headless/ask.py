@@ -238,5 +238,5 @@ async def run_ask(question: str, session: Session, *, json_output: bool, out: Te
         progress.line("(unverified: the model answered in its own words; no query produced this text)")
     elif answer.unverified_numbers:
         numbers = ", ".join(answer.unverified_numbers)
-        progress.line(f"(typed into the answer by the model, not from the data: {numbers})")
+        progress.line(f"(unverified: typed into the answer by the model, not from the data: {numbers})")
     return 0

@@ -142,7 +142,7 @@ def load_questions(path: Path) -> list[EvalQuestion]:
         raise EvalInputError(f"{path}: cannot read it: {getattr(exc, 'strerror', None) or exc}") from None
     questions: list[EvalQuestion] = []
     seen: set[str] = set()
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):  # a text may hold U+2028: not a line end
         if not line.strip():
             continue
         where = f"{path.name} line {number}"

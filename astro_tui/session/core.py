@@ -675,6 +675,7 @@ class Session:
             db_label=db.label,
             model=by,
             created=created,
+            client=db.client_info,  # how `astro replay` reaches the data, as for the agent's own
         )
 
     # ------------------------------------------------------------------ export

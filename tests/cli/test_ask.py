@@ -115,6 +115,20 @@ async def test_unverified_text_answer(warehouse: Database, fake_openai: FakeOpen
     assert record["unverified_numbers"] == ["500"]
 
 
+async def test_a_typed_number_makes_the_answer_unverified(
+    warehouse: Database, fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    submit = {"inputs": {"rev": REVENUE}, "template": "About 42 orders brought in {{ rev.value | money }}."}
+    fake_openai.script(tool_call_reply([("submit_result", submit)]))
+    code, out, _ = await ask("revenue?", warehouse, fake_openai.settings(), tmp_path, json_output=True)
+    record = json.loads(out)
+    assert code == 0 and record["kind"] == "result" and record["sql"] == [REVENUE]
+    assert record["verified"] is False and record["unverified_numbers"] == ["42"]
+    fake_openai.script(tool_call_reply([("submit_result", submit)]))
+    code, out, err = await ask("revenue?", warehouse, fake_openai.settings(), tmp_path)
+    assert code == 0 and "(unverified: typed into the answer by the model, not from the data: 42)" in err
+
+
 async def test_no_model_configured_exits_2(warehouse: Database, tmp_path: Path) -> None:
     code, out, err = await ask("q", warehouse, Settings(), tmp_path)
     assert code == 2 and out == ""

@@ -203,6 +203,40 @@ async def test_check_counts_a_new_row_in_a_computed_total_and_takes_another_targ
     assert (code, stdout) == (0, ""), stderr
 
 
+SHARE = {
+    "inputs": {
+        "done": "SELECT sum(total_amount) AS revenue FROM sales.orders WHERE status = 'completed'",
+        "every": "SELECT sum(total_amount) AS revenue FROM sales.orders",
+        "avg": "SELECT avg(total_amount) AS average FROM sales.orders",
+    },
+    "template": "Completed orders bring {{ (done.value / every.value) | percent }} of revenue; "
+    "an order averages {{ avg.value | number(0) }}.",
+    "title": "Share",
+}
+
+
+async def test_check_compares_a_number_at_the_precision_it_was_quoted(
+    warehouse: Path, fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    """A change that leaves a quoted number as it was printed (`90.7%` stays `90.7%`) is not a
+    failure; one that moves it at that precision is, for a computed number and a cell alike."""
+    state = tmp_path / "state"
+    with Database.open([str(warehouse)], Settings()) as db:
+        record = await converse(db, fake_openai, state, "completed share?", SHARE)
+    conv = record["conversation_id"]
+    quoted = [s["text"] for s in record["provenance"]]
+    assert len(quoted) == 2 and quoted[0].endswith("%") and "." not in quoted[1]
+    move_revenue(warehouse)  # one completed order a dollar dearer: both move below their precision
+    code, stdout, stderr = cli(conv, "--check")
+    assert (code, stdout) == (0, ""), stderr
+    with duckdb.connect(str(warehouse)) as con:
+        con.execute("UPDATE sales.orders SET total_amount = total_amount * 3 WHERE status = 'completed'")
+    code, stdout, _ = cli(conv, "--check")
+    moved = [re.fullmatch(r"A1 Share · (.+): (\S+) → (\S+)", line) for line in stdout.splitlines()]
+    assert code == 1 and all(moved) and len(moved) == 2, stdout
+    assert [m.group(2) for m in moved if m] == quoted and all(m.group(2) != m.group(3) for m in moved if m)
+
+
 async def test_list_refusals_and_one_line_errors(
     on_duckdb: Conversation, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:

@@ -289,7 +289,7 @@ async def test_submit_result_renders_from_queries_with_their_sql(server: AstroSe
     data = result.structured_content
     assert data is not None
     assert data["text"] == "100 orders; the largest are 100 99 and 7 more."
-    assert data["verified"] is True and data["unverified_numbers"] == ["7"]
+    assert data["verified"] is False and data["unverified_numbers"] == ["7"]  # one typed number: not verified
     assert data["title"] == "Orders" and data["complete"] is True and data["notice"] is None
     spans = [
         (p["text"], [(s["input"], s["row"], s["column"]) for s in p["sources"]]) for p in data["provenance"]

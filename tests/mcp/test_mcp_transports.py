@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import duckdb
 import httpx2
 import pytest
 from click.testing import CliRunner
@@ -215,3 +216,80 @@ def test_listening_beyond_loopback_without_a_token_is_refused(shop: Path, tmp_pa
     for bad in ("nowhere", "127.0.0.1:99999"):
         done = run_cli(str(shop), "--http", bad)
         assert done.exit_code == 2 and "HOST:PORT" in done.stderr
+
+
+# one promise over the wire: verified, one row count, a replayable answer ---------------------------------
+
+BIG = "SELECT i FROM range(200000) t(i)"
+COUNTED = re.compile(r"([\d,]+) of ([\d,]+) rows")
+
+
+def replay_cli(state: Path, *args: str) -> Any:
+    return CliRunner().invoke(main, ["replay", *args], env={"ASTRO_STATE_DIR": str(state)})
+
+
+async def test_stdio_answers_keep_one_verified_one_row_count_and_replay(tmp_path: Path) -> None:
+    shop = build_watched(tmp_path / "data")
+    state = tmp_path / "state"
+    env = {**os.environ, "ASTRO_STATE_DIR": str(state)}
+    params = StdioServerParameters(command=sys.executable, args=command(str(shop))[1:], env=env)
+    totals = {
+        "n": "SELECT count(*) AS n FROM sales.orders",
+        "total": "SELECT sum(amount) AS total FROM sales.orders",
+    }
+    async with Client(params) as client:
+        typed = await client.call_tool(
+            "submit_result", {"inputs": {"n": totals["n"]}, "template": "Exactly 42 orders, {{ n.value }}."}
+        )
+        data = typed.structured_content
+        assert data is not None and data["text"] == "Exactly 42 orders, 100."
+        assert data["verified"] is False and data["unverified_numbers"] == ["42"]
+        assert "Not verified: typed into the template or title, not from a query: 42" in typed.content[0].text  # type: ignore[union-attr]
+
+        answered = await client.call_tool(
+            "submit_result",
+            {
+                "inputs": {**totals, "big": BIG},
+                "template": "{{ n.value }} orders worth {{ total.value | money }}; from {{ big.rows[0].i }}.",
+                "title": "Orders",
+            },
+        )
+        data = answered.structured_content
+        assert data is not None and data["verified"] is True and data["unverified_numbers"] == []
+        big = next(i["result"] for i in data["inputs"] if i["name"] == "big")
+        assert big["total_rows"] == 200_000 and big["truncated"] and 0 < big["row_count"] < 100_000
+        # after the answer (whose note says what its values were read from), the reply's one count
+        # per input is the structured result's: rows here, of the true total
+        said = answered.content[0].text  # type: ignore[union-attr]
+        assert data["text"] in said and data["complete"] is False
+        reply = said[said.index(data["text"]) + len(data["text"]) :]
+        assert COUNTED.findall(reply) == [(f"{big['row_count']:,}", "200,000")], said
+
+        ran = await client.call_tool("run_sql", {"sql": BIG})
+        data = ran.structured_content
+        said = ran.content[0].text  # type: ignore[union-attr]
+        assert data is not None and data["total_rows"] == 200_000 and data["truncated"]
+        assert {(f"{data['row_count']:,}", "200,000")} == set(COUNTED.findall(said)), said
+        assert data["notice"] in said and "(the table above shows the first 20)" in said
+
+        column = await client.call_tool(
+            "submit_result",
+            {"inputs": {"top": "SELECT 'x' AS label, 7 AS value"}, "template": "{{ top.value }}"},
+        )
+        assert column.is_error and "top['value']" in column.content[0].text  # type: ignore[union-attr]
+
+    def answered_saved() -> list[Path]:
+        return [p for p in (state / "conversations").glob("*.jsonl") if '"verified":true' in p.read_text()]
+
+    wait_for(lambda: len(answered_saved()) == 1)
+    conversation = answered_saved()[0].stem
+    done = replay_cli(state, conversation, "--to", "sql", "-o", str(tmp_path / "r.sql"))
+    assert done.exit_code == 0, done.stderr
+    script = (tmp_path / "r.sql").read_text()
+    assert all(sql in script for sql in (*totals.values(), BIG)) and "Exactly 42" not in script
+    done = replay_cli(state, conversation, "--check")
+    assert (done.exit_code, done.stdout) == (0, ""), done.stderr
+    with duckdb.connect(str(shop)) as con:
+        con.execute("UPDATE sales.orders SET amount = amount + 1000 WHERE id = 1")
+    done = replay_cli(state, conversation, "--check")
+    assert done.exit_code == 1 and done.stdout == "A1 Orders · total: $5,050.00 → $6,050.00\n", done.stdout

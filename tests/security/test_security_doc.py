@@ -15,6 +15,7 @@ from pathlib import Path
 from tests.test_fuzz_inputs import FUZZ_EXAMPLES
 from tests.test_guard_classes import LEGIT
 from tests.test_guard_resolution import ATTACKS
+from tests.test_saved_text import ROUND_TRIP_EXAMPLES
 from tests.test_security_agent import TIMEOUT_S
 from tests.test_security_crash import KILLS_PER_TARGET, TARGETS
 from tests.test_security_faults import CLI_FAULTS, FAULTS
@@ -59,6 +60,9 @@ def expected_figures() -> dict[str, str]:
         ),
         "Faults survived (one message or an answer, loop responsive, retry works)": survived,
         "Conversations lost": "0",
+        "Conversations of arbitrary Unicode written and read back equal (property test examples)": (
+            f"{ROUND_TRIP_EXAMPLES} / {ROUND_TRIP_EXAMPLES}"
+        ),
         "Output-injection payloads (ANSI, OSC 52, OSC 8, C1, bidi, CR/BS, Rich, Markdown)": str(
             len(PAYLOADS)
         ),

@@ -112,6 +112,24 @@ async def test_tool_blocks_collapse_and_expand(shop_db: Path, fake_openai: FakeO
         assert "-- rev" in sql and "-- total" in sql
 
 
+async def test_an_answer_with_a_typed_number_is_not_shown_as_verified(
+    shop_db: Path, fake_openai: FakeOpenAI
+) -> None:
+    typed = {"inputs": {"total": TOTAL_SQL}, "template": "Revenue was {{ total.value | money }}, up 12%."}
+    fake_openai.script(tool_call_reply([("submit_result", typed)]))
+    app = make_app(shop_db, fake_openai.settings())
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await submit(pilot, "revenue?")
+        await wait_until(pilot, lambda: not app.conversation.running)
+        card = app.conversation.query_one(AnswerCard)
+        assert card.has_class("-unverified") and not card.has_class("-verified")
+        shown = log_text(app)
+        assert "⚠ Not verified: a number was typed by the model" in shown and "✓ Verified" not in shown
+        assert "typed by the model, not from the database: 12%" in shown
+        assert app.results.current is not None and not app.results.current.verified
+
+
 async def test_escape_cancels_the_turn(shop_db: Path, fake_openai: FakeOpenAI) -> None:
     fake_openai.script(stall(text_reply("Let me think"), seconds=30))
     app = make_app(shop_db, fake_openai.settings(read_timeout_s=60))

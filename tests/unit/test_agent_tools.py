@@ -354,11 +354,37 @@ async def test_submit_result_executes_fresh_sql_and_renders(
     assert isinstance(answer, Answer)
     expected = shop_db.execute(sql).table.column(0)[0].as_py()
     assert answer.text == f"Revenue was ${expected:,.2f} in 3 regions, not 999."
-    assert answer.verified and answer.kind == "result" and answer.title == "Revenue"
+    assert answer.kind == "result" and answer.title == "Revenue"
     assert answer.sql[0] == sql
     assert answer.main_result is not None and answer.main_result.row_count == 3
-    assert answer.unverified_numbers == ("999",)
+    # one typed number and the answer is not verified, whatever else came from the data
+    assert answer.unverified_numbers == ("999",) and not answer.verified
     assert "Shown to the person:" in outcome.content and "marked unverified: 999" in outcome.content
+
+
+async def test_verified_only_when_no_number_was_typed_in_the_template_or_the_title(
+    registry: ToolRegistry,
+) -> None:
+    inputs = {"n": "SELECT count(*) AS n FROM sales.orders"}
+    for template, title, typed in (
+        ("{{ n.value }} orders.", "Orders in 2025", ()),
+        ("Exactly 42 orders, {{ n.value }}.", None, ("42",)),
+        ("{{ n.value }} orders.", "Top 5 orders", ("5",)),
+    ):
+        answer = (await call(registry, "submit_result", inputs=inputs, template=template, title=title)).value
+        assert isinstance(answer, Answer)
+        assert answer.unverified_numbers == typed and answer.verified is (not typed), template
+    chart = await call(
+        registry,
+        "render_chart",
+        sql="SELECT region, sum(amount) AS revenue FROM sales.orders GROUP BY 1",
+        kind="bar",
+        x="region",
+        y="revenue",
+        title="Top 3 regions",
+    )
+    assert chart.value.unverified_numbers == ("3",) and not chart.value.verified
+    assert "marked unverified: 3" in chart.content
 
 
 @pytest.mark.parametrize(
@@ -371,6 +397,10 @@ async def test_submit_result_executes_fresh_sql_and_renders(
         ({"inputs": {"rev": "SELECT 1"}, "template": "{{ revenue.value }}"}, "'revenue' is undefined"),
         ({"inputs": {"rev": "SELECT 1"}, "template": "{% for %}"}, "syntax error"),
         ({"inputs": {"rev": "SELECT 1"}}, "missing required argument: template"),
+        (
+            {"inputs": {"top": "SELECT 'science' AS kind, 7 AS Value"}, "template": "{{ top.value }}"},
+            "input 'top' has a column named 'Value', so `top.value` is ambiguous",
+        ),
     ],
 )
 async def test_submit_result_failures_go_back_to_the_model(

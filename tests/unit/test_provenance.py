@@ -585,7 +585,7 @@ async def test_ask_json_says_incomplete_for_a_cut_result(
 def test_saved_answers_round_trip_and_old_files_still_load(sample_db: Database, tmp_path: Path) -> None:
     result = sample_db.execute("SELECT DATE '2025-03-04' AS day, 1.5::DECIMAL(4,2) AS x, NULL AS z")
     rendered = render("{{ r.day | date('%d %b') }} / {{ r.x }} / {{ r.z }}", {"r": result})
-    answer = Answer(kind="result", text=rendered.text, verified=True, provenance=rendered.spans)
+    answer = Answer(kind="result", text=rendered.text, provenance=rendered.spans)
     record = json.loads(json.dumps(answer_record(saved_answer(answer))))
     back = answer_from_record(record)
     assert [s.text for s in back.provenance] == ["04 Mar", "1.50", "—"]

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 import astro_tui
+from astro_tui.agent.conversations import load_conversation
 from astro_tui.config import Settings
 from astro_tui.data.errors import GuardError, QueryCancelled, TargetError
 from astro_tui.errors import AstroError
@@ -191,6 +192,27 @@ def test_ask_returns_the_answer_with_its_sql_and_data(
         ]
         assert reply.conversation_id == session.conversation_id and reply.tool_calls == 2
     fake_openai.assert_script_consumed()
+
+
+def test_verified_is_the_same_promise_in_the_api_the_results_and_the_saved_answer(
+    shop_db: Path, fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    """One typed number, and every front end says unverified: the reply, the named results (the
+    app's results pane) and the saved conversation that `astro replay` reads."""
+    submit = {
+        "inputs": {"n": "SELECT count(*) AS n FROM sales.orders"},
+        "template": "Exactly 42 orders, {{ n.value }}.",
+    }
+    fake_openai.script(tool_call_reply([("submit_result", submit)]))
+    with astro_tui.open(shop_db, settings=fake_openai.settings(), state_dir=tmp_path) as session:
+        reply = session.ask("how many orders?")
+        assert reply.text == "Exactly 42 orders, 2000." and reply.kind == "result"
+        assert reply.verified is False and reply.answer is not None
+        assert reply.answer.unverified_numbers == ("42",)
+        assert [r.verified for r in session.results] == [False]
+        [turn] = load_conversation(tmp_path, session.conversation_id)[1]
+        assert turn.answer is not None and turn.answer.verified is False
+        assert turn.answer.unverified_numbers == ("42",)
 
 
 def test_ask_from_code_that_runs_an_event_loop(

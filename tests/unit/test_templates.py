@@ -66,6 +66,29 @@ def test_column_of_first_row_and_scalar_printing(inputs: dict[str, QueryResult])
     assert render("{{ rev.revenue | number(1) }} {{ n }}", inputs).text == "1,234,567.9 42"
 
 
+def test_an_input_attribute_never_reads_a_column_of_its_name() -> None:
+    """`.value`, `.rows`, `.columns`, `.row_count` are the input's; a column of one of those names is
+    reached by item (`top['value']`), and the attribute over it is an error that says so."""
+    named = {
+        "top": q("SELECT 'science loans' AS label, 7 AS value, 2 AS Rows"),
+        "plain": q("SELECT 'science loans' AS label, 7 AS amount"),
+    }
+    for attribute, column in (("value", "value"), ("rows", "Rows")):
+        with pytest.raises(TemplateError) as caught:
+            render(f"{{{{ top.{attribute} }}}}", named)
+        message = str(caught.value)
+        assert f"column named '{column}', so `top.{attribute}` is ambiguous" in message
+        assert f"top[{column!r}]" in message and f"top.rows[0][{column!r}]" in message
+    with pytest.raises(TemplateError, match=r"top\.rows` is ambiguous"):
+        render("{% for r in top.rows %}{{ r.label }}{% endfor %}", named)
+    out = render("{{ top['value'] }} {{ top['ROWS'] }} {{ top.label }} {{ top.columns | join(',') }}", named)
+    assert out.text == "7 2 science loans label,value,Rows" and out.unverified_numbers == ()
+    assert [(s.text, s.sources[0].column) for s in out.spans[:2]] == [("7", "value"), ("2", "Rows")]
+    assert render("{{ plain.value }} {{ plain.row_count }}", named).text == "science loans 1"
+    with pytest.raises(TemplateError, match="has no column 'value'; use one of its columns: label, amount"):
+        render("{{ plain['value'] }}", named)
+
+
 def test_filters() -> None:
     assert f_number(1234567) == "1,234,567"
     assert f_number(1234.5) == "1,234.50"
