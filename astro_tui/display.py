@@ -4,7 +4,7 @@ A shown value may be rounded, never turned into another number: a double shows
 its first 15 significant digits (every digit it really holds, without the last
 digits' arithmetic noise: `0.1 + 0.2` reads `0.3`), as few as say the same
 number, and its sign always (`-0.0000001`, `-0.0`); a DECIMAL shows the digits the
-database stored, its scale included (`0.000000400`); a number too small or too
+database stored, its scale included (`0.000000400`); a double too small or too
 large to read in place is written in exponent form (`-1.5e-12`), never rounded
 to zero. Integers and the integer part of decimals group their thousands with
 `,` (the same in every front end, whatever the locale), unless the column is an
@@ -30,8 +30,10 @@ SIGNIFICANT = 15
 """Significant digits a double is shown with: all that a double holds for every value."""
 POSITIONAL = (-7, 15)
 """Decimal exponents shown in place (`0.0000001` up to `999,999,999,999,999.0`); others in
-exponent form. A DECIMAL is shown in place up to `DECIMAL_DIGITS` integer digits."""
+exponent form."""
 DECIMAL_DIGITS = 40
+"""A DECIMAL is shown in place unless it has more integer digits or decimal places than this
+(a DECIMAL(38, s) never has: only a PostgreSQL `numeric` may)."""
 
 
 def number_text(value: float | int | decimal.Decimal, *, grouping: bool = True) -> str:
@@ -75,7 +77,7 @@ def decimal_text(value: decimal.Decimal, *, grouping: bool = True) -> str:
     digits = "".join(map(str, numerals))
     minus = "-" if sign else ""
     adjusted = value.adjusted() if digits.strip("0") else 0
-    if not POSITIONAL[0] <= adjusted < DECIMAL_DIGITS:
+    if adjusted >= DECIMAL_DIGITS or -exponent > DECIMAL_DIGITS:
         return minus + _exponent_form(digits.rstrip("0"), adjusted)
     if exponent >= 0:
         return minus + _grouped(digits.lstrip("0") + "0" * exponent or "0", grouping)
