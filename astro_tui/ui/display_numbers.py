@@ -13,6 +13,7 @@ half) is formatted by Python when it could be the widest.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -200,8 +201,8 @@ def _temporal_width(values: pa.ChunkedArray) -> int:
         values = values.cast(us, safe=False)
     try:
         text = value_text(values[0].as_py()) or ""
-    except (OverflowError, ValueError):
-        return 32  # DuckDB's infinities: as wide as the widget's own text of them
+    except (OverflowError, ValueError):  # DuckDB's infinities, read by the widget as the last time
+        text = value_text(dt.datetime.max) or ""
     ticks = values.cast(pa.int64())
     per_second = _PER_SECOND[values.type.unit]
     fraction = pc.multiply(
@@ -214,7 +215,16 @@ def _temporal_width(values: pa.ChunkedArray) -> int:
         ).as_py():
             places = digits
             break
-    return len(_FRACTION.sub("", text, count=1)) + (places + 1 if places else 0)
+    width = len(_FRACTION.sub("", text, count=1)) + (places + 1 if places else 0)
+    if pat.is_timestamp(kind) and pc.max(ticks).as_py() > _LAST_TICK[values.type.unit]:
+        width = max(width, len(value_text(dt.datetime.max) or ""))
+    return width
+
+
+_LAST_TICK = {
+    unit: int((dt.datetime.max - dt.datetime(1970, 1, 1)).total_seconds()) * n
+    for unit, n in _PER_SECOND.items()
+}
 
 
 def shown_row(row: list[Any], grouping: list[bool | None]) -> list[Any]:
