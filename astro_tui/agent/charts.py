@@ -24,7 +24,8 @@ import pyarrow.types as pat
 from astro_tui.agent.events import ChartKind, ChartSpec
 from astro_tui.agent.registry import ToolError
 from astro_tui.data.results import QueryResult
-from astro_tui.data.text_table import clip, groups_digits, number_text
+from astro_tui.data.text_table import clip
+from astro_tui.display import groups_digits, number_text
 from astro_tui.text import inert
 
 KINDS: tuple[ChartKind, ...] = ("bar", "line", "scatter", "hist")

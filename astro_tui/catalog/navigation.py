@@ -16,7 +16,8 @@ from astro_tui.catalog.options import OptionSpec, UsageError, parse_options
 from astro_tui.catalog.runtime import EXIT_USAGE, Output, ShellContext, read_inputs
 from astro_tui.catalog.syntax import Word
 from astro_tui.catalog.vfs import Dir, File, Node, count_text
-from astro_tui.data.text_table import cell_len, cell_text, groups_digits, pad, table_cells
+from astro_tui.data.text_table import cell_len, cell_text, pad, table_cells
+from astro_tui.display import groups_digits
 from astro_tui.text import one_line
 
 _COMMENT_WIDTH = 90

@@ -274,37 +274,55 @@ async def test_export_asks_before_overwriting_and_never_creates_directories(
         await wait_until(pilot, lambda: not isinstance(app.screen, ExportScreen))
 
 
-def test_float_columns_display_whole() -> None:
-    import pyarrow as pa
-    from textual_fastdatatable.format import display_text
+def test_numbers_are_drawn_as_astro_writes_them_everywhere() -> None:
+    """A double at its significant digits with its sign (never `0` for -0.0000001), a DECIMAL
+    digit for digit (never `4.00e-7`), grouped unless an id; NaN and NULL as they are."""
+    from decimal import Decimal
 
-    from astro_tui.ui.display_numbers import exact_floats
+    import pyarrow as pa
+
+    from astro_tui.ui.table_backend import display_backend
 
     table = pa.table(
         {
             "revenue": [5271503.80, 19980.00000000015, None],
-            "rate": [0.000123, 2.0, 0.5],
-            "odd": [float("nan"), 1.0, 2.0],
-            "n": [1, 2, 3],
+            "rate": [0.000123, 2.0, -0.0000001],
+            "odd": [float("nan"), 1e300, -0.0],
+            "dec": pa.array([Decimal("0.000000400"), Decimal("-1234.5"), None], pa.decimal128(14, 9)),
+            "order_id": [1056, 2, 3],
         }
     )
-    shown = [{k: display_text(v) for k, v in row.items()} for row in exact_floats(table).to_pylist()]
-    assert [r["revenue"] for r in shown] == ["5271503.8", "19980.0", ""]
-    assert [r["rate"] for r in shown] == ["0.000123", "2.000000", "0.500000"]
-    assert shown[1]["odd"] == "1" and shown[0]["n"] == "1", "NaN columns and integers are left as they are"
-    assert "e+" not in str(shown)
+    backend = display_backend(table)
+    rows = [[None if c is None else str(c) for c in backend.get_row_at(i)] for i in range(3)]
+    assert rows == [
+        ["5,271,503.8", "0.000123", "NaN", "0.000000400", "1056"],
+        ["19,980.0000000001", "2.0", "1e+300", "-1,234.500000000", "2"],
+        [None, "-0.0000001", "-0.0", None, "3"],
+    ]
+    assert list(backend.column_content_widths) == [17, 10, 6, 16, 4]
 
 
-async def test_results_table_shows_floats_whole(shop_db: Path) -> None:
-    from textual_fastdatatable.format import display_text
+async def test_the_table_reads_as_astro_sql_prints(shop_db: Path) -> None:
+    """The issue's query: the app's cells are `astro sql`'s, character for character."""
+    from io import StringIO
 
+    from astro_tui.data.text_table import write_table
+
+    sql = (
+        "SELECT -0.0000001::DOUBLE AS d, 0.0000004::DOUBLE AS a, 0.000000400::DECIMAL(10, 9) AS m, "
+        "TIMESTAMP '2024-05-01 13:45:00.25' AS t, 1234567 AS n"
+    )
     app = make_app(shop_db)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        await submit(pilot, "/sql SELECT 5271503.80::DOUBLE AS revenue")
+        await submit(pilot, "/sql " + sql)
         await wait_until(pilot, lambda: app.results.table_widget is not None)
-        cell = app.results.table_widget.backend.get_cell_at(0, 0)
-        assert display_text(cell) == "5271503.8"
+        cells = [str(c) for c in app.results.table_widget.backend.get_row_at(0)]
+        result = app.results.current.result
+    assert cells == ["-0.0000001", "0.0000004", "0.000000400", "2024-05-01 13:45:00.250", "1,234,567"]
+    printed = StringIO()
+    write_table(result, printed, max_rows=None)
+    assert printed.getvalue().splitlines()[2].split() == cells[:3] + cells[3].split() + cells[4:]
 
 
 async def test_a_sql_result_arrives_with_its_table_measured(shop_db: Path) -> None:

@@ -214,12 +214,12 @@ def noisy(tmp_path: Path) -> Path:
 
 
 def test_numbers_read_without_noise_and_with_separators(noisy: Path) -> None:
-    from astro_tui.data.text_table import format_table, number_text
+    from astro_tui.data.text_table import format_table
+    from astro_tui.display import groups_digits, number_text
 
     assert number_text(10.357019999999999) == "10.35702"
     assert number_text(0.1 + 0.2) == "0.3" and number_text(1234567.0) == "1,234,567.0"
     assert number_text(1234567) == "1,234,567" and number_text(1234567, grouping=False) == "1234567"
-    from astro_tui.data.text_table import groups_digits
 
     assert [groups_digits(n) for n in ("order_id", "orderId", "fiscal_year", "zip", "amount_paid", "n")] == [
         False,
