@@ -129,7 +129,6 @@ def sample_path(*, build: bool = True) -> Path:
     """The sample warehouse's DuckDB file (what `open()` with no target opens), built first if
     it is not there yet (a few seconds, once; kept in the user's cache directory, or
     `ASTRO_CACHE_DIR`). With `build=False`, where it is or will be."""
-    from astro_tui.data.engines.duckdb.sample import ensure_sample
-    from astro_tui.data.engines.duckdb.sample import sample_path as where
+    from astro_tui.data.engines import sample_file
 
-    return ensure_sample() if build else where()
+    return sample_file(build=build)

@@ -631,9 +631,9 @@ def config(ctx: click.Context, **flags: Any) -> None:
 
 def _sample_row() -> tuple[str, str, str]:
     """Where the sample warehouse is (the target `astro` opens without one), to name it."""
-    from astro_tui.data.engines.duckdb.sample import sample_path
+    from astro_tui.data.engines import sample_file
 
-    path = sample_path()
+    path = sample_file(build=False)
     return ("sample warehouse", str(path), "built" if path.is_file() else "built on first use")
 
 
