@@ -30,9 +30,15 @@ def test_later_sources_win(tmp_path: Path) -> None:
         ("modle = 'gpt'", "config file {path}:2: unknown setting 'modle'; did you mean 'model'?"),
         ("model = [", "config file {path}: "),
         ("threads = -2", "threads = -2 (config file {path}:2): expected a whole number, at least 1"),
-        ("memory_limit = '1KB'", "memory_limit = '1KB' (config file {path}:2): expected a size of at least 16MB"),
+        (
+            "memory_limit = '1KB'",
+            "memory_limit = '1KB' (config file {path}:2): expected a size of at least 16MB",
+        ),
         ("base_url = 'localhost:11434'", "(config file {path}:2): expected an http:// or https:// URL"),
-        ("[connections.prod]\nurl = 'sc://h'\nhots = 'x'", "connection prod (config file {path}:2): unknown key"),
+        (
+            "[connections.prod]\nurl = 'sc://h'\nhots = 'x'",
+            "connection prod (config file {path}:2): unknown key",
+        ),
     ],
 )
 def test_bad_config_files_are_one_line_errors(tmp_path: Path, text: str, message: str) -> None:
@@ -49,7 +55,10 @@ def test_bad_config_files_are_one_line_errors(tmp_path: Path, text: str, message
     ("args", "message"),
     [
         (["--memory-limit", "lots"], "memory_limit = 'lots' (flag --memory-limit): expected a size"),
-        (["--memory-limit", "1KB"], "memory_limit = '1KB' (flag --memory-limit): expected a size of at least 16MB"),
+        (
+            ["--memory-limit", "1KB"],
+            "memory_limit = '1KB' (flag --memory-limit): expected a size of at least 16MB",
+        ),
         (["--max-rows", "0"], "row_cap = '0' (flag --max-rows): expected a whole number of rows, at least 1"),
         (["--timeout", "0"], "query_timeout_s = '0' (flag --timeout): expected a number of seconds above 0"),
         (["--timeout", "soon"], "query_timeout_s = 'soon' (flag --timeout)"),
@@ -83,7 +92,10 @@ def test_an_unknown_key_in_the_file_does_not_break_astro_config() -> None:
     shown = CliRunner().invoke(main, ["config"])
     assert shown.exit_code == 2
     assert "model" in shown.stdout and "500" in shown.stdout and "(file:2)" in shown.stdout
-    assert shown.stderr == f"astro: config file {config_path()}:3: unknown setting 'modle'; did you mean 'model'?\n"
+    assert (
+        shown.stderr
+        == f"astro: config file {config_path()}:3: unknown setting 'modle'; did you mean 'model'?\n"
+    )
     fixed = CliRunner().invoke(main, ["config", "set", "model", "gpt-x"])
     assert fixed.exit_code == 0, fixed.output
     ran = CliRunner().invoke(main, ["sql", "select 1"])
