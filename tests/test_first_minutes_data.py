@@ -123,9 +123,9 @@ def test_a_holders_command_line_is_one_line_in_the_lock_message(tmp_path: Path) 
     message = lock_message("x.duckdb", raw, proc=tmp_path)
     assert message is not None
     first, second = message.split("\n")
-    assert (
-        first
-        == "x.duckdb: locked by another program, python3 -c import duckdb con = 1 (PID 4242), which has it open for writing."
+    assert first == (
+        "x.duckdb: locked by another program, python3 -c import duckdb con = 1 (PID 4242), "
+        "which has it open for writing."
     )
     assert second.startswith("Close that program")
 
