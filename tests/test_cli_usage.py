@@ -80,7 +80,7 @@ def test_sql_that_starts_with_a_dash_is_still_sql() -> None:
     [
         (["ask", "q?", "--json"], 2, "no model is configured (run without --json to see how to set one)"),
         (["ask", "q?", "--json", "--max-rows", "0"], 2, "row_cap = '0' (flag --max-rows): expected"),
-        (["ask", "q?", "--json", "--model", "m", "--base-url", "http://h:9/v1", "x.csv"], 1, "x.csv: no such"),
+        (["ask", "q?", "--json", "--model", "m", "--base-url", "http://h:9/v1", "x.csv"], 1, "x.csv: no"),
         (["eval", "--json"], 2, "no model is configured"),
         (["replay", "--check", "--json"], 2, "no saved conversation"),
     ],
