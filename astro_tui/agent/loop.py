@@ -263,7 +263,7 @@ class Agent:
             raise RuntimeError("a turn is running; cancel it first")
 
     def _snapshot(self) -> _Snapshot | None:
-        if not self._history.turns:
+        if all(turn.came_to_nothing for turn in self._history.turns):
             return None
         self._snapshots += 1
         text = conversation_text(

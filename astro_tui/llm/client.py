@@ -48,7 +48,10 @@ class ChatClient:
         backoff_base_s: float = BACKOFF_BASE_S,
     ) -> None:
         if not settings.model:
-            raise config_error("no model configured: set ASTRO_MODEL or pass --model (see `astro config`)")
+            raise config_error(
+                "no model configured: set ASTRO_MODEL, pass --model, or in Python astro_tui.open(model=…) "
+                "(see `astro config`)"
+            )
         api_key = settings.api_key or (LOCAL_API_KEY if settings.base_url else None)
         if api_key is None:
             raise config_error(missing_key_message())

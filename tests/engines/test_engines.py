@@ -62,7 +62,7 @@ def test_connections_come_from_config_tables(tmp_path: Path) -> None:
     settings = load_settings(path=path, environ={})
     assert settings.connections == {"prod": "postgresql://ann@host/shop"}
     path.write_text("[connections.prod]\nhost = 'x'\n")
-    with pytest.raises(ConfigError, match="connection prod: expected url"):
+    with pytest.raises(ConfigError, match=r"connection prod \(config file .*config.toml:1\): expected url"):
         load_settings(path=path, environ={})
 
 

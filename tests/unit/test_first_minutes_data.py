@@ -114,6 +114,22 @@ def test_lock_message_without_proc(tmp_path: Path) -> None:
     assert lock_message("x.duckdb", "IO Error: disk full", proc=tmp_path) is None
 
 
+def test_a_holders_command_line_is_one_line_in_the_lock_message(tmp_path: Path) -> None:
+    """A holder started as `python -c "…"` has newlines in its command line; the message keeps
+    its two lines (what holds it, what to do) all the same."""
+    (tmp_path / "4242").mkdir()
+    (tmp_path / "4242" / "cmdline").write_bytes(b"/usr/bin/python3\0-c\0import duckdb\n\tcon = 1\r\n\0")
+    raw = 'IO Error: Could not set lock on file "/d/x.duckdb": Conflicting lock is held in /x (PID 4242).'
+    message = lock_message("x.duckdb", raw, proc=tmp_path)
+    assert message is not None
+    first, second = message.split("\n")
+    assert first == (
+        "x.duckdb: locked by another program, python3 -c import duckdb con = 1 (PID 4242), "
+        "which has it open for writing."
+    )
+    assert second.startswith("Close that program")
+
+
 # ---------------------------------------------------------------- opening data
 
 

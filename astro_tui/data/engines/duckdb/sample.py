@@ -20,8 +20,6 @@ from astro_tui.config import cache_dir
 from astro_tui.data.errors import DataError, one_line
 from astro_tui.resources import resource_dir
 
-BUILD_SECONDS_ESTIMATE = 8
-"""What the first-run message promises; measured on a 2-core machine."""
 
 
 class SampleBuildError(DataError):
@@ -92,7 +90,7 @@ def ensure_sample(on_build: Callable[[str], None] | None = None) -> Path:
     if path.is_file():
         return path
     if on_build is not None:
-        on_build(f"Building the sample warehouse (first run, ~{BUILD_SECONDS_ESTIMATE} s)…")
+        on_build("Building the sample warehouse (first run only; a few seconds)…")
     build_sample(path)
     for stale in path.parent.glob("warehouse-*.duckdb"):
         if stale != path:
