@@ -215,3 +215,31 @@ def test_listening_beyond_loopback_without_a_token_is_refused(shop: Path, tmp_pa
     for bad in ("nowhere", "127.0.0.1:99999"):
         done = run_cli(str(shop), "--http", bad)
         assert done.exit_code == 2 and "HOST:PORT" in done.stderr
+
+
+async def test_http_connections_send_without_waiting_for_acknowledgements() -> None:
+    """The listener names TCP, so asyncio (uvicorn serves on it) turns Nagle's algorithm off on each
+    connection: a reply written in pieces is not held back until the client's delayed ACK."""
+    import asyncio
+    import socket
+
+    from astro_tui.mcp.http import Address, HttpSetupError, listen
+
+    listener = listen(Address("127.0.0.1", 0))
+    accepted: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+    class Probe(asyncio.Protocol):
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            sock = transport.get_extra_info("socket")
+            accepted.set_result(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            transport.close()
+
+    server = await asyncio.get_running_loop().create_server(Probe, sock=listener)
+    try:
+        _, writer = await asyncio.open_connection("127.0.0.1", listener.getsockname()[1])
+        assert await accepted != 0
+        writer.close()
+        with pytest.raises(HttpSetupError, match=r"^--http 127\.0\.0\.1:\d+: "):
+            listen(Address("127.0.0.1", listener.getsockname()[1]))
+    finally:
+        server.close()
