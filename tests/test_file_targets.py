@@ -122,6 +122,22 @@ def test_a_broken_csv_still_says_broken_rows(tmp_path: Path) -> None:
     assert "broken rows" in _refusal(path)
 
 
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("a,b\n1,2\n3,4,5\n6,7\n", "line 3 has 3"),  # issue 37: it said "1 read" for a row of 3
+        ("a,b\n1,2\n3\n6,7\n", "line 3 has 1"),
+        ('a;b\n1;2\n\n"x\ny";4\n5;6;7;8\n', "line 6 has 4"),  # a blank line, a quoted newline
+    ],
+)
+def test_a_ragged_row_is_named_with_its_own_field_count(tmp_path: Path, text: str, found: str) -> None:
+    path = tmp_path / "ragged.csv"
+    path.write_text(text, encoding="utf-8")
+    assert _refusal(path) == (
+        f"{path}: rows do not match the header (2 fields in the header, {found}): the file has broken rows"
+    )
+
+
 def _folder(tmp_path: Path) -> Path:
     folder = tmp_path / "flights"
     folder.mkdir()

@@ -25,7 +25,7 @@ import os
 import re
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -499,18 +499,41 @@ def _prose(paths: tuple[Path, ...], columns: list[str]) -> tuple[str, bool]:
 
 
 def _check_csv_width(spec: str, paths: tuple[Path, ...], width: int) -> None:
-    """DuckDB's sniffer falls back to one column (or loses the header) on broken rows; say so."""
+    """DuckDB's sniffer falls back to one column (or loses the header) on broken rows; say so,
+    naming the first row whose fields do not match the header's."""
     for path in paths:
         if path.suffix.lower() in (".gz", ".zst"):
             continue
         with path.open(encoding="utf-8", errors="replace", newline="") as fh:
             first = fh.readline()
-        fields = max(len(next(csv.reader([first], delimiter=d), [])) for d in ",\t;|")
-        if fields > 1 and fields != width:
-            raise TargetError(
-                f"{spec}: rows do not match the header ({fields} fields in the header, "
-                f"{width} read): the file has broken rows"
-            )
+            fields, delimiter = max((len(next(csv.reader([first], delimiter=d), [])), d) for d in ",\t;|")
+            if fields <= 1 or fields == width:
+                continue
+            ragged = _first_ragged_row(fh, delimiter, fields)
+        where = "" if len(paths) == 1 else f" of {path.name}"
+        found = f"line {ragged[0]}{where} has {ragged[1]}" if ragged else f"{width} read"
+        raise TargetError(
+            f"{spec}: rows do not match the header ({fields} fields in the header, {found}): "
+            "the file has broken rows"
+        )
+
+
+_RAGGED_SCAN_ROWS = 200_000
+"""Rows read to find the broken one: DuckDB's sniffer, which stumbled on it, reads fewer."""
+
+
+def _first_ragged_row(lines: Iterable[str], delimiter: str, fields: int) -> tuple[int, int] | None:
+    """(line number, fields) of the first row after the header with another number of fields;
+    blank lines are skipped, as DuckDB skips them."""
+    reader = csv.reader(lines, delimiter=delimiter)
+    for _ in range(_RAGGED_SCAN_ROWS):
+        try:
+            row = next(reader)
+        except (StopIteration, csv.Error):
+            return None
+        if row and len(row) != fields:
+            return reader.line_num + 1, len(row)
+    return None
 
 
 def _literal(text: str) -> str:
