@@ -179,3 +179,29 @@ def test_a_file_emptied_since_the_last_open_is_refused(tmp_path: Path) -> None:
         assert db.execute("SELECT count(*) AS n FROM orders").rows() == [(1,)]
     path.write_text("")
     assert _refusal(path) == f"{path}: the file is empty: nothing to open"
+
+
+def test_file_tables_get_names_a_user_can_type_and_describe_files_as_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 37: `2024-sales.csv` was `t_2024_sales`, `select.csv` was `select` (unusable unquoted),
+    and a glob's per-file tables were described by absolute paths where a single file is not."""
+    monkeypatch.chdir(tmp_path)
+    for name, header in (("2024-sales.csv", "a"), ("select.csv", "a"), ("Order Lines.csv", "a")):
+        (tmp_path / name).write_text(f"{header}\n1\n", encoding="utf-8")
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    (mixed / "one.csv").write_text("a,b\n1,2\n", encoding="utf-8")
+    (mixed / "two.csv").write_text("c\n3\n", encoding="utf-8")
+    specs = ["2024-sales.csv", "select.csv", "Order Lines.csv", "mixed/*.csv"]
+    with Database.open(specs, Settings()) as db:
+        for table in ("sales_2024", "select_", "order_lines", "one", "two"):
+            assert db.execute(f"SELECT count(*) FROM {table}").rows() == [(1,)], table
+        described = {table.name: table.comment for table in db.load_catalog().tables}
+    assert described == {
+        "one": "from mixed/one.csv",
+        "order_lines": "from Order Lines.csv",
+        "sales_2024": "from 2024-sales.csv",
+        "select_": "from select.csv",
+        "two": "from mixed/two.csv",
+    }

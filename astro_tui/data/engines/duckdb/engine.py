@@ -35,7 +35,7 @@ from astro_tui.data.engines.base import Dialect, Engine, FirstRows
 from astro_tui.data.engines.duckdb import identity, inline, scratch
 from astro_tui.data.engines.duckdb.inline import InlineRunner
 from astro_tui.data.engines.duckdb.pool import WorkerPool
-from astro_tui.data.engines.duckdb.targets import Target, file_stem, identifier, resolve_targets
+from astro_tui.data.engines.duckdb.targets import Target, file_stem, identifier, resolve_targets, shown_path
 from astro_tui.data.errors import (
     QueryError,
     TargetError,
@@ -267,7 +267,7 @@ class DuckDBEngine(Engine):
     def _create(
         self, con: duckdb.DuckDBPyConnection, target: Target, name: str, paths: tuple[Path, ...], union: bool
     ) -> None:
-        spec = target.spec if len(paths) == len(target.paths) else str(paths[0])
+        spec = target.spec if len(paths) == len(target.paths) else shown_path(target, paths[0])
         if target.kind != "parquet":
             for file in paths:
                 _check_not_empty(file, spec)
@@ -435,11 +435,11 @@ def _tables_of(
     shapes: list[frozenset[str]] = []
     for path in target.paths:
         if target.kind != "parquet":
-            _check_not_empty(path, str(path))
+            _check_not_empty(path, shown_path(target, path))
         try:
             described = con.execute(f"DESCRIBE SELECT * FROM {reader}([{_literal(str(path))}])").fetchall()
         except duckdb.Error as exc:
-            raise TargetError(f"{path}: {one_line(exc)}") from None
+            raise TargetError(f"{shown_path(target, path)}: {one_line(exc)}") from None
         shapes.append(frozenset(str(c[0]).lower() for c in described))
     if len(set(shapes)) == 1:
         return [(target.name, target.paths, True)]
