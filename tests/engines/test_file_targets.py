@@ -122,6 +122,22 @@ def test_a_broken_csv_still_says_broken_rows(tmp_path: Path) -> None:
     assert "broken rows" in _refusal(path)
 
 
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("a,b\n1,2\n3,4,5\n6,7\n", "line 3 has 3"),  # issue 37: it said "1 read" for a row of 3
+        ("a,b\n1,2\n3\n6,7\n", "line 3 has 1"),
+        ('a;b\n1;2\n\n"x\ny";4\n5;6;7;8\n', "line 6 has 4"),  # a blank line, a quoted newline
+    ],
+)
+def test_a_ragged_row_is_named_with_its_own_field_count(tmp_path: Path, text: str, found: str) -> None:
+    path = tmp_path / "ragged.csv"
+    path.write_text(text, encoding="utf-8")
+    assert _refusal(path) == (
+        f"{path}: rows do not match the header (2 fields in the header, {found}): the file has broken rows"
+    )
+
+
 def _folder(tmp_path: Path) -> Path:
     folder = tmp_path / "flights"
     folder.mkdir()
@@ -163,3 +179,29 @@ def test_a_file_emptied_since_the_last_open_is_refused(tmp_path: Path) -> None:
         assert db.execute("SELECT count(*) AS n FROM orders").rows() == [(1,)]
     path.write_text("")
     assert _refusal(path) == f"{path}: the file is empty: nothing to open"
+
+
+def test_file_tables_get_names_a_user_can_type_and_describe_files_as_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 37: `2024-sales.csv` was `t_2024_sales`, `select.csv` was `select` (unusable unquoted),
+    and a glob's per-file tables were described by absolute paths where a single file is not."""
+    monkeypatch.chdir(tmp_path)
+    for name, header in (("2024-sales.csv", "a"), ("select.csv", "a"), ("Order Lines.csv", "a")):
+        (tmp_path / name).write_text(f"{header}\n1\n", encoding="utf-8")
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    (mixed / "one.csv").write_text("a,b\n1,2\n", encoding="utf-8")
+    (mixed / "two.csv").write_text("c\n3\n", encoding="utf-8")
+    specs = ["2024-sales.csv", "select.csv", "Order Lines.csv", "mixed/*.csv"]
+    with Database.open(specs, Settings()) as db:
+        for table in ("sales_2024", "select_", "order_lines", "one", "two"):
+            assert db.execute(f"SELECT count(*) FROM {table}").rows() == [(1,)], table
+        described = {table.name: table.comment for table in db.load_catalog().tables}
+    assert described == {
+        "one": "from mixed/one.csv",
+        "order_lines": "from Order Lines.csv",
+        "sales_2024": "from 2024-sales.csv",
+        "select_": "from select.csv",
+        "two": "from mixed/two.csv",
+    }

@@ -293,3 +293,31 @@ async def test_stdio_answers_keep_one_verified_one_row_count_and_replay(tmp_path
         con.execute("UPDATE sales.orders SET amount = amount + 1000 WHERE id = 1")
     done = replay_cli(state, conversation, "--check")
     assert done.exit_code == 1 and done.stdout == "A1 Orders · total: $5,050.00 → $6,050.00\n", done.stdout
+
+
+async def test_http_connections_send_without_waiting_for_acknowledgements() -> None:
+    """The listener names TCP, so asyncio (uvicorn serves on it) turns Nagle's algorithm off on each
+    connection: a reply written in pieces is not held back until the client's delayed ACK."""
+    import asyncio
+    import socket
+
+    from astro_tui.mcp.http import Address, HttpSetupError, listen
+
+    listener = listen(Address("127.0.0.1", 0))
+    accepted: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+    class Probe(asyncio.Protocol):
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            sock = transport.get_extra_info("socket")
+            accepted.set_result(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            transport.close()
+
+    server = await asyncio.get_running_loop().create_server(Probe, sock=listener)
+    try:
+        _, writer = await asyncio.open_connection("127.0.0.1", listener.getsockname()[1])
+        assert await accepted != 0
+        writer.close()
+        with pytest.raises(HttpSetupError, match=r"^--http 127\.0\.0\.1:\d+: "):
+            listen(Address("127.0.0.1", listener.getsockname()[1]))
+    finally:
+        server.close()

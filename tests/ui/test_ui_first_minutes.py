@@ -10,9 +10,10 @@ import pytest
 from rich.cells import cell_len
 from textual.widgets import Tree
 
+from astro_tui.llm.errors import model_not_configured_message
 from astro_tui.ui.panes.catalog import CatalogTree
 from astro_tui.ui.panes.shell import ShellLog, ShellPane
-from astro_tui.ui.widgets.command_lines import fit_command
+from astro_tui.ui.widgets.command_lines import fit_command, howto_lines
 from astro_tui.ui.widgets.key_footer import KeyFooter
 from astro_tui.ui.widgets.question import QuestionInput
 from tests.test_ui_support import log_text, make_app, notifications, plain, ready, shop_db, submit, wait_until
@@ -163,7 +164,7 @@ async def test_the_top_bar_keeps_its_keys_whole(shop_db: Path) -> None:
         app._set_topbar("/a/very/long/path/to/some/data/files/" * 3 + "orders.parquet · 1 table")
         bar = app.query_one("#topbar")
         line = plain(bar)
-        assert line.endswith("F1 help · ctrl+p commands") and cell_len(line) <= bar.content_size.width
+        assert line.endswith("F1 help · F2 catalog · ctrl+p") and cell_len(line) <= bar.content_size.width
         assert "…" in line and "no model configured" in line
 
 
@@ -175,6 +176,33 @@ def test_a_command_to_copy_is_never_broken_inside_a_word(width: int) -> None:
     joined = " ".join(line.removesuffix(" \\").strip() for line in lines)
     assert joined == command.strip(), "the shell reads the lines as the one command"
     assert all(line.endswith(" \\") for line in lines[:-1])
+
+
+@pytest.mark.parametrize("width", range(40, 121, 4))
+def test_the_no_model_box_keeps_its_layout_at_every_width(
+    width: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Commands share one indent under their heading, continuations sit deeper, an option keeps
+    its value beside it where that fits, paragraphs wrap under their own indent, settings stay
+    whole (issue 37: the Ollama line lost its indent at 100-120 columns)."""
+    monkeypatch.setenv("ASTRO_CONFIG_DIR", "/home/me/.config/astro")  # not the test's long temp path
+    text = model_not_configured_message()
+    lines = howto_lines(text, width)
+    assert all(cell_len(line) <= width for line in lines), lines
+    assert " ".join(" ".join(lines).split()).replace(" \\", "") == " ".join(text.split())
+
+    def indent(line: str) -> int:
+        return len(line) - len(line.lstrip())
+
+    ollama = next(i for i, line in enumerate(lines) if line.strip().startswith("Ollama"))
+    pull, astro = lines[ollama + 1], lines[ollama + 2]
+    assert indent(pull) == indent(astro) == indent(lines[ollama]) + 2
+    assert "--base-url http://localhost:11434/v1" in " ".join(lines), "the option and its value"
+    continued = lines[ollama + 3] if astro.endswith(" \\") else None
+    assert continued is None or indent(continued) == indent(astro) + 2
+    vllm = next(i for i, line in enumerate(lines) if line.strip().startswith("vLLM"))
+    assert indent(lines[vllm + 1]) == indent(lines[vllm]) == indent(lines[ollama])
+    assert any(line.strip() == 'base_url = "http://localhost:11434/v1"' for line in lines)
 
 
 async def test_ctrl_c_stops_a_running_sql_and_puts_it_back(shop_db: Path) -> None:

@@ -120,12 +120,15 @@ async def test_narrow_terminal_collapses_the_side_panes(shop_db: Path) -> None:
         assert not app.catalog_pane.display or app.catalog_pane.region.width == 0
         assert app.results.region.width > 0 and app.conversation.region.width > 0
         assert app.results.region.y > app.conversation.region.y, "results sit below the conversation"
+        assert "F2 catalog" in plain(app.query_one("#topbar")), "the hidden catalog's key is named"
         await pilot.press("f2")
         await pilot.pause()
         assert app.catalog_pane.region.width > 0 and isinstance(app.focused, Tree)
+        assert "F2 catalog" not in plain(app.query_one("#topbar"))
         await pilot.press("f4")
         await pilot.pause()
         assert app.catalog_pane.region.width == 0 and isinstance(app.focused, QuestionInput)
+        assert "F2 catalog" in plain(app.query_one("#topbar"))
 
 
 async def test_medium_width_makes_the_catalog_a_drawer(shop_db: Path) -> None:
@@ -135,13 +138,19 @@ async def test_medium_width_makes_the_catalog_a_drawer(shop_db: Path) -> None:
         assert app.screen.has_class("-medium")
         assert app.catalog_pane.region.width == 0
         assert app.results.region.x > app.conversation.region.x, "results beside the conversation"
+        bar = app.query_one("#topbar")
+        assert "F1 help · F2 catalog · ctrl+p" in plain(bar), plain(bar)
         await pilot.press("f6")
         await pilot.pause()
         assert app.catalog_pane.region.width > 0 and isinstance(app.focused, Tree)
         assert app.conversation.region.width > 0, "the conversation stays in view"
+        assert "F2 catalog" not in plain(bar)
         await pilot.press("f6")
         await pilot.pause()
         assert app.catalog_pane.region.width == 0
+        await pilot.resize_terminal(160, 48)
+        await wait_until(pilot, lambda: app.catalog_pane.region.width > 0)
+        assert "F2 catalog" not in plain(bar), "wide: the catalog is on screen"
 
 
 async def test_help_lists_every_action(shop_db: Path) -> None:

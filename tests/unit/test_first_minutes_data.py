@@ -253,7 +253,7 @@ def test_numbers_read_without_noise_and_with_separators(noisy: Path) -> None:
         assert " 2000 " in f" {text.split()[8]} " and "1996" in text  # ids and years are not
         shell = Shell(load_catalog(db), db)
         sample = shell.run("sample -c temp m").output
-        assert sample.strip() == "10.35702", sample
+        assert sample.strip() == "2,500  10.35702", sample
         rows = shell.run("sample -n 3 m").output
         assert "10.35702" in rows and "999999" not in rows
 

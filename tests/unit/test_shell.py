@@ -209,7 +209,8 @@ def test_sample_rows_and_column_values(sh: Shell) -> None:
     assert "East China" in lines[2] and len(lines) == 5
     assert len(run(sh, "sample -n 1 /sales/regions")) == 3
     assert len(run(sh, "sample -2 /sales/regions")) == 4
-    assert run(sh, "sample -c name -n 2 /sales/regions") == ["Bavaria", "East China"]
+    assert run(sh, "sample -c name -n 2 /sales/regions") == ["1  Bavaria", "1  East China"]
+    assert run(sh, "sample -c country /sales/regions") == ["2  CN", "1  DE"], "counted, most frequent first"
     assert run(sh, "sample /sales/order_items") == ["(no rows)"]
     both = run(sh, "sample -n 1 /sales/regions /marketing/campaigns")
     assert both[0] == "==> /sales/regions.table <==" and "==> /marketing/campaigns.table <==" in both
@@ -228,10 +229,10 @@ def test_sample_fetches_no_more_rows_than_the_shell_shows(
         return wrapper
 
     monkeypatch.setattr(navigation, "sample_values", spy(navigation.sample_values))
-    monkeypatch.setattr(navigation, "distinct_values", spy(navigation.distinct_values))
+    monkeypatch.setattr(navigation, "frequent_values", spy(navigation.frequent_values))
     sh = Shell(catalog, db, max_output_lines=50)
     assert len(run(sh, "sample -n 1000000000 /sales/regions")) == 5
-    assert run(sh, "sample -c name -n 30000000 /sales/regions")[0] == "Bavaria"
+    assert run(sh, "sample -c name -n 30000000 /sales/regions")[0] == "1  Bavaria"
     assert run(sh, "sample -n 3 /sales/regions")[0].startswith("region_id")
     assert asked == [50, 50, 3]
 

@@ -550,7 +550,7 @@ def _next(names: list[str], current: str | None, *, avoid: list[str | None]) -> 
 
 
 _EMPTY = Text(
-    "Results appear here: answers, the model's queries (df_1, df_2, …),\n"
-    "/sql SELECT … from the question box, or p on a table in the catalog.",
+    "Results appear here: answers, the model's queries (df_1, df_2, …), "
+    "/sql SELECT … from the question box, or p on a table in the catalog (F2).",
     style="italic",
 )
