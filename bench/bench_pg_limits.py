@@ -31,8 +31,8 @@ from astro_tui.config import Settings
 from astro_tui.data.database import Database
 from astro_tui.data.errors import DataError
 from astro_tui.data.memory_limit import memory_bytes
-from tests.measure import Measured, run_measured
-from tests.pg_server import hostile_database, running_server
+from tests.support.measure import Measured, run_measured
+from tests.support.pg_server import hostile_database, running_server
 
 CASES = {
     "repeat('x', 1e8) × 10 rows (1 GB)": "SELECT repeat('x', 100000000) FROM generate_series(1, 10)",

@@ -28,7 +28,7 @@ import adbc_driver_postgresql.dbapi as raw_driver
 from astro_tui.config import Settings
 from astro_tui.data.database import Database
 from astro_tui.data.engines.postgres import guard
-from tests.pg_server import running_server
+from tests.support.pg_server import running_server
 
 BIG = """
 CREATE TABLE public.big AS

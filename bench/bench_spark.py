@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from astro_tui.config import Settings
 from astro_tui.data.database import Database
 from astro_tui.data.engines.spark import guard
-from tests.spark_server import running_server
+from tests.support.spark_server import running_server
 
 BIG = "SELECT * FROM bench.big"
 SMALL = "SELECT kind, count(*) AS n FROM bench.small GROUP BY kind ORDER BY kind"

@@ -32,7 +32,7 @@ from astro_tui.data.cancel import CancelToken
 from astro_tui.data.database import Database
 from astro_tui.data.engines.spark import engine as spark_engine
 from astro_tui.data.errors import QueryCancelled
-from tests.spark_server import running_server
+from tests.support.spark_server import running_server
 
 QUERY = "SELECT count(*) AS n FROM range(2000000000) AS a WHERE a.id % 7 = 3"
 NEXT = "SELECT count(*) FROM sales.customers"

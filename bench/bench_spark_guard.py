@@ -30,7 +30,7 @@ from astro_tui.data.database import Database
 from astro_tui.data.engines.spark import guard, remote
 from astro_tui.data.engines.spark.engine import SparkEngine
 from astro_tui.data.errors import GuardError
-from tests.spark_server import running_server
+from tests.support.spark_server import running_server
 
 QUERIES = {
     "GROUP BY over 1,500 rows": "SELECT status, count(*) AS n, sum(amount) FROM sales.orders GROUP BY status",
@@ -59,7 +59,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=15)
     args = parser.parse_args()
-    from tests.spark_server import _DATASET
+    from tests.support.spark_server import _DATASET
 
     with running_server([*_DATASET, *DATASET]) as server:
         raw = server.session()

@@ -22,7 +22,12 @@ import pytest
 
 from astro_tui.config import Settings
 
-pytest_plugins = ["tests.fake_openai", "tests.pg_server", "tests.spark_server", "tests.support.tiers"]
+pytest_plugins = [
+    "tests.support.fake_openai",
+    "tests.support.pg_server",
+    "tests.support.spark_server",
+    "tests.support.tiers",
+]
 
 _MODEL_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ASTRO_MODEL")
 

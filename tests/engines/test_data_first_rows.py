@@ -14,7 +14,7 @@ from astro_tui.data.database import CancelToken, Database
 from astro_tui.data.engines.duckdb.fetch import BATCH
 from astro_tui.data.engines.duckdb.pool import FIRST_ROWS
 from astro_tui.data.errors import GuardError, QueryCancelled
-from tests.waiting import wait_for
+from tests.support.waiting import wait_for
 
 
 @pytest.fixture

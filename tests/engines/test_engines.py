@@ -15,8 +15,9 @@ from astro_tui.data.database import Database
 from astro_tui.data.engines import check_targets, expand_targets, open_engine, server_scheme
 from astro_tui.data.errors import TargetError
 from astro_tui.text import redact_url
+from tests.support import ROOT
 
-PACKAGE = Path(__file__).resolve().parents[1] / "astro_tui"
+PACKAGE = ROOT / "astro_tui"
 
 
 @pytest.mark.parametrize(

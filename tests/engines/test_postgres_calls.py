@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -19,9 +18,10 @@ from astro_tui.config import Settings
 from astro_tui.data.database import Database
 from astro_tui.data.engines.postgres import guard
 from astro_tui.data.errors import GuardError
-from tests.pg_server import OWNER, PgServer
+from tests.support import DATA
+from tests.support.pg_server import OWNER, PgServer
 
-LEGIT_PATH = Path(__file__).parent / "data" / "legit_postgres.sql"
+LEGIT_PATH = DATA / "legit_postgres.sql"
 
 
 def legit_queries() -> dict[str, str]:

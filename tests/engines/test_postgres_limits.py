@@ -20,8 +20,8 @@ import pytest
 from astro_tui.data.engines.postgres import fetch
 from astro_tui.data.errors import QueryError, QueryTimeout
 from astro_tui.data.memory_limit import memory_bytes
-from tests.measure import Measured, run_measured
-from tests.pg_server import PgServer
+from tests.support.measure import Measured, run_measured
+from tests.support.pg_server import PgServer
 
 MEMORY_LIMIT = "500MB"
 TIMEOUT_S = 30  # the memory limit is under test; a loaded machine must not reach this first

@@ -24,13 +24,14 @@ from astro_tui.data.scope import Scope, ScopeError
 from astro_tui.errors import AstroError
 from astro_tui.mcp.server import AstroServer
 from astro_tui.session import Session
-from tests.test_mcp import call, text
+from tests.mcp.test_mcp import call, text
+from tests.support import ROOT
 
 HIDE = ("hr.people.salary", "hr.reviews")
 HIDDEN_VALUES = ("987654", "876543", "98765", "87654", "TOPSECRETNOTE")
 """The salaries, the bonuses computed from them, the hidden table's note."""
 HIDDEN_NAMES = ("salary", "bonus", "reviews", "topsecretnote", "pay")
-SECURITY_MD = Path(__file__).resolve().parent.parent / "SECURITY.md"
+SECURITY_MD = ROOT / "SECURITY.md"
 
 LEAKS = [
     # the column, named
@@ -419,7 +420,7 @@ def test_every_server_engine_takes_a_scope(url: str) -> None:
 
 
 def scope_figures() -> dict[str, str]:
-    from tests.test_redteam_scopes import redteam_figures
+    from tests.security.test_redteam_scopes import redteam_figures
 
     return {
         "Leak attempts against a hidden column and a hidden table": str(len(LEAKS)),

@@ -29,11 +29,11 @@ from astro_tui.mcp.server import AstroServer
 from astro_tui.mcp.shaping import CELL_CHARS, RESULT_BYTES, text_result
 from astro_tui.session import Session
 from astro_tui.ui.screens.resume import ResumeScreen
-from tests.fake_openai import FakeOpenAI
-from tests.test_security_agent import CROSS_JOIN
-from tests.test_security_sql import CORPUS, REASON_PREFIXES, build_watched, render, snapshot
-from tests.test_ui_support import SIZE, log_text, make_app, ready, shop_db, submit, wait_until
-from tests.waiting import wait_for_async
+from tests.security.test_security_agent import CROSS_JOIN
+from tests.security.test_security_sql import CORPUS, REASON_PREFIXES, build_watched, render, snapshot
+from tests.support.fake_openai import FakeOpenAI
+from tests.support.ui import SIZE, log_text, make_app, ready, shop_db, submit, wait_until
+from tests.support.waiting import wait_for_async
 
 __all__ = ["shop_db"]
 

@@ -26,8 +26,9 @@ from astro_tui.data.engines.duckdb import guard
 from astro_tui.data.engines.postgres import guard as pg_guard
 from astro_tui.data.engines.spark import guard as spark_guard
 from astro_tui.data.errors import GuardError
+from tests.support import DATA
 
-LEGIT_PATH = Path(__file__).parent / "data" / "legit_duckdb.sql"
+LEGIT_PATH = DATA / "legit_duckdb.sql"
 DEEP_SUBQUERIES = "SELECT " + "(SELECT " * 250 + "'x'" + ")" * 250
 
 
@@ -239,7 +240,7 @@ def test_spill_files_never_go_beside_the_database(tmp_path: Path) -> None:
 def test_the_cheap_path_never_skips_a_statement_the_walk_would_refuse() -> None:
     """The tokenizer pre-filter lets a SELECT skip the AST walk; every hostile SELECT in the
     corpus, and every legitimate one the walk has something to say about, must take it."""
-    from tests.test_security_sql import CORPUS, render
+    from tests.security.test_security_sql import CORPUS, render
 
     walked = 0
     for item in CORPUS:

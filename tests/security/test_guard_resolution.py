@@ -30,10 +30,11 @@ from astro_tui.data.database import Database
 from astro_tui.data.engines.duckdb import guard
 from astro_tui.data.engines.duckdb.resolved import FileDefinitions
 from astro_tui.data.errors import DataError, GuardError
-from tests.test_guard_classes import LEGIT, tpch_db  # noqa: F401  (a fixture)
-from tests.test_security_sql import snapshot
+from tests.security.test_guard_classes import LEGIT, tpch_db  # noqa: F401  (a fixture)
+from tests.security.test_security_sql import snapshot
+from tests.support import DATA, ROOT
 
-HOSTILE_PATH = Path(__file__).parent / "data" / "hostile_duckdb_file.json"
+HOSTILE_PATH = DATA / "hostile_duckdb_file.json"
 HOSTILE = json.loads(HOSTILE_PATH.read_text(encoding="utf-8"))
 ATTACKS: list[dict[str, str]] = HOSTILE["attacks"]
 KINDS = {"named_elsewhere", "shadow", "view", "generated", "hidden_default", "table_macro", "odd_name"}
@@ -193,7 +194,7 @@ def test_a_file_shadowing_built_ins_elsewhere_still_runs_the_legitimate_corpus(
 
 
 def test_security_md_gives_this_corpus_as_it_is() -> None:
-    text = (Path(__file__).resolve().parent.parent / "SECURITY.md").read_text(encoding="utf-8")
+    text = (ROOT / "SECURITY.md").read_text(encoding="utf-8")
     section = text.split("\n## DuckDB\n", 1)[1].split("\n## ", 1)[0]
     order = ["named_elsewhere", "shadow", "view", "generated", "hidden_default", "table_macro", "odd_name"]
     counts = ", ".join(str(sum(a["kind"] == k for a in ATTACKS)) for k in order)

@@ -22,7 +22,7 @@ from astro_tui.agent.prompts import system_prompt
 from astro_tui.config import Settings
 from astro_tui.data.scope import Scope
 from astro_tui.session import Session
-from tests.test_scopes import HIDE, assert_rows, assert_same_refusal, build, outcome
+from tests.engines.test_scopes import HIDE, assert_rows, assert_same_refusal, build, outcome
 
 HIDE_MORE = (*HIDE, "hr.levels.level", "sec", "hr.allhidden.*", "main.people_names.full_name", "x.vk")
 SECRETS = (

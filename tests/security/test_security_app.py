@@ -39,7 +39,7 @@ from astro_tui.ui.panes.catalog import CatalogTree
 from astro_tui.ui.panes.shell import ShellLog, ShellPane
 from astro_tui.ui.widgets.answer_card import AnswerCard
 from astro_tui.ui.widgets.tool_block import ToolBlock
-from tests.fake_openai import (
+from tests.support.fake_openai import (
     FakeOpenAI,
     ScriptItem,
     chunk,
@@ -55,7 +55,7 @@ from tests.fake_openai import (
     tool_call_chunks,
     tool_call_reply,
 )
-from tests.test_ui_support import (
+from tests.support.ui import (
     SIZE,
     log_text,
     make_app,
@@ -66,7 +66,7 @@ from tests.test_ui_support import (
     submit,
     wait_until,
 )
-from tests.waiting import HANG_GUARD_S
+from tests.support.waiting import HANG_GUARD_S
 
 __all__ = ["shop_db"]
 

@@ -12,17 +12,18 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tests.test_fuzz_inputs import FUZZ_EXAMPLES
-from tests.test_guard_classes import LEGIT
-from tests.test_guard_resolution import ATTACKS
-from tests.test_security_agent import TIMEOUT_S
-from tests.test_security_crash import KILLS_PER_TARGET, TARGETS
-from tests.test_security_faults import CLI_FAULTS, FAULTS
-from tests.test_security_injection import PAYLOADS, SHELL_COMMANDS, ask_scripts, obeying_model
-from tests.test_security_secrets import ECHOES
-from tests.test_security_sql import CORPUS, ENGINE_PERMITS
+from tests.security.test_fuzz_inputs import FUZZ_EXAMPLES
+from tests.security.test_guard_classes import LEGIT
+from tests.security.test_guard_resolution import ATTACKS
+from tests.security.test_security_agent import TIMEOUT_S
+from tests.security.test_security_crash import KILLS_PER_TARGET, TARGETS
+from tests.security.test_security_faults import CLI_FAULTS, FAULTS
+from tests.security.test_security_injection import PAYLOADS, SHELL_COMMANDS, ask_scripts, obeying_model
+from tests.security.test_security_secrets import ECHOES
+from tests.security.test_security_sql import CORPUS, ENGINE_PERMITS
+from tests.support import ROOT
 
-SECURITY_MD = Path(__file__).resolve().parent.parent / "SECURITY.md"
+SECURITY_MD = ROOT / "SECURITY.md"
 SQL_ROUTES_CHECKED = 4  # astro sql: table, csv, json, and an error message
 
 

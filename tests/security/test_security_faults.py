@@ -43,7 +43,8 @@ from astro_tui.data.database import Database
 from astro_tui.headless.ask import run_ask
 from astro_tui.llm import ChatClient
 from astro_tui.session import Session
-from tests.fake_openai import (
+from tests.security.test_security_sql import build_watched
+from tests.support.fake_openai import (
     FakeOpenAI,
     Respond,
     ScriptItem,
@@ -57,7 +58,6 @@ from tests.fake_openai import (
     text_reply,
     tool_call_reply,
 )
-from tests.test_security_sql import build_watched
 
 Outcome = Literal["error", "recovered", "answer"]
 HUGE = 2_000_000

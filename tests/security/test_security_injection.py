@@ -32,8 +32,8 @@ from astro_tui.config import Settings
 from astro_tui.data.database import Database
 from astro_tui.headless.ask import run_ask
 from astro_tui.session import Session
-from tests.fake_openai import FakeOpenAI, ScriptItem, error, text_reply, tool_call_reply
-from tests.test_security_sql import snapshot
+from tests.security.test_security_sql import snapshot
+from tests.support.fake_openai import FakeOpenAI, ScriptItem, error, text_reply, tool_call_reply
 
 PAYLOADS: dict[str, str] = {
     "csi": "\x1b[31mRED\x1b[0m",

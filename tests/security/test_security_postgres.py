@@ -20,7 +20,6 @@ import sys
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
 
@@ -29,10 +28,11 @@ from astro_tui.data.cancel import CancelToken
 from astro_tui.data.database import Database
 from astro_tui.data.errors import DataError, GuardError, QueryCancelled, QueryError, QueryTimeout, TargetError
 from astro_tui.text import redact_url
-from tests.pg_server import DATABASE, OWNER, OWNER_PASSWORD, PgServer
-from tests.waiting import wait_for
+from tests.support import DATA, ROOT
+from tests.support.pg_server import DATABASE, OWNER, OWNER_PASSWORD, PgServer
+from tests.support.waiting import wait_for
 
-CORPUS = json.loads((Path(__file__).parent / "data" / "hostile_postgres.json").read_text())
+CORPUS = json.loads((DATA / "hostile_postgres.json").read_text())
 ENGINE_WRITES = (
     "INSERT INTO sales.customers VALUES (9001, 'Mallory', 'Nowhere', 'gold')",
     "UPDATE sales.orders SET amount = 0",
@@ -53,7 +53,7 @@ PRIVILEGES = re.compile(r"permission denied|must be (a )?superuser|privileges of
 SENTINEL = "astro-sentinel"
 SETTINGS_SQL = "SELECT string_agg(name || '=' || setting, ',' ORDER BY name) FROM pg_settings"
 LARGE_OBJECT_SECRET = "astro-lo-secret-5b1e"
-SECURITY_MD = Path(__file__).resolve().parent.parent / "SECURITY.md"
+SECURITY_MD = ROOT / "SECURITY.md"
 STOLEN = ("/tmp/astro-stolen.csv", "/tmp/astro-pwned", "/tmp/astro-lo")
 
 FINGERPRINT_SQL = """
@@ -424,8 +424,8 @@ def test_query_errors_are_one_line_with_hints(pg: Database) -> None:
 
 def test_security_md_postgres_figures_match_the_suite(pg_server: PgServer) -> None:
     """The PostgreSQL section's table is what the PostgreSQL security tests iterate over, row for row."""
-    from tests.test_postgres_calls import LEGIT
-    from tests.test_postgres_limits import MEMORY_LIMIT, OVER_THE_LIMIT
+    from tests.engines.test_postgres_calls import LEGIT
+    from tests.engines.test_postgres_limits import MEMORY_LIMIT, OVER_THE_LIMIT
 
     n = len(CORPUS)
     runnable = len([e for e in CORPUS if e["sql"].strip(" ;")])

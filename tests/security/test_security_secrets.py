@@ -24,9 +24,9 @@ from astro_tui.config import Settings, config_path
 from astro_tui.data.database import Database
 from astro_tui.headless.ask import run_ask
 from astro_tui.session import Session
-from tests.fake_openai import FakeOpenAI, ScriptItem, error, reply, role_chunk, tool_call_reply
-from tests.test_security_faults import dead_url
-from tests.test_security_sql import build_watched
+from tests.security.test_security_faults import dead_url
+from tests.security.test_security_sql import build_watched
+from tests.support.fake_openai import FakeOpenAI, ScriptItem, error, reply, role_chunk, tool_call_reply
 
 KEY = "sk-proj-secret-9f8e7d6c5b4a3210"
 MASKED = "sk-proj-****3210"

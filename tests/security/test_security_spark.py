@@ -28,15 +28,16 @@ from astro_tui.data.database import Database
 from astro_tui.data.engines.spark import guard
 from astro_tui.data.engines.spark.engine import SparkEngine
 from astro_tui.data.errors import GuardError, QueryError, TargetError
-from tests.spark_server import TOKEN, SparkServer
+from tests.support import DATA, ROOT
+from tests.support.spark_server import TOKEN, SparkServer
 
-CORPUS = json.loads((Path(__file__).parent / "data" / "hostile_spark.json").read_text())
+CORPUS = json.loads((DATA / "hostile_spark.json").read_text())
 REFUSED = [e for e in CORPUS if not e.get("inert")]
 INERT = [e for e in CORPUS if e.get("inert")]
 """`${…}` texts: refused where substitution is not proved off, plain text where it is."""
 SERVER_JUDGED = [e for e in REFUSED if not e.get("first_gate_only")]
 """What Spark's own reading must refuse alone: all but the first gate's own bounds on its parser."""
-SECURITY_MD = Path(__file__).parent.parent / "SECURITY.md"
+SECURITY_MD = ROOT / "SECURITY.md"
 AIMED_AT = [Path("/tmp/astro-pwned"), Path("/tmp/astro-exfil")]
 
 

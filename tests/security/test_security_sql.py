@@ -29,8 +29,9 @@ from astro_tui.config import Settings
 from astro_tui.data.database import Database
 from astro_tui.data.engines.duckdb import guard
 from astro_tui.data.errors import DataError, GuardError
+from tests.support import DATA
 
-CORPUS_PATH = Path(__file__).parent / "data" / "hostile_sql.json"
+CORPUS_PATH = DATA / "hostile_sql.json"
 CORPUS: list[dict[str, str]] = json.loads(CORPUS_PATH.read_text(encoding="utf-8"))
 ENGINE_PERMITS: list[str] = [item["sql"] for item in CORPUS if item.get("engine") == "permits"]
 REQUIRED_KINDS = {

@@ -12,7 +12,7 @@ from astro_tui.ui.widgets.answer_card import AnswerCard
 from astro_tui.ui.widgets.markdown_text import StreamingMarkdown
 from astro_tui.ui.widgets.tool_block import ToolBlock
 from astro_tui.ui.widgets.turn import ReasoningBlock
-from tests.fake_openai import (
+from tests.support.fake_openai import (
     FakeOpenAI,
     error,
     reasoning_reply,
@@ -20,7 +20,7 @@ from tests.fake_openai import (
     text_reply,
     tool_call_reply,
 )
-from tests.test_ui_support import (
+from tests.support.ui import (
     REVENUE_SQL,
     SIZE,
     log_text,
@@ -32,7 +32,7 @@ from tests.test_ui_support import (
     submit,
     wait_until,
 )
-from tests.waiting import HANG_GUARD_S
+from tests.support.waiting import HANG_GUARD_S
 
 __all__ = ["shop_db"]
 

@@ -19,8 +19,8 @@ from astro_tui.agent.provenance import Source
 from astro_tui.ui.app import AstroApp
 from astro_tui.ui.screens.resume import ResumeScreen
 from astro_tui.ui.widgets.traced_answer import TracedAnswer, TracedText
-from tests.fake_openai import FakeOpenAI, tool_call_reply
-from tests.test_ui_support import (
+from tests.support.fake_openai import FakeOpenAI, tool_call_reply
+from tests.support.ui import (
     REVENUE_SQL,
     make_app,
     notifications,

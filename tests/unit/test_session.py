@@ -27,11 +27,11 @@ from astro_tui.session import (
     Session,
     SessionClosed,
 )
-from tests.fake_openai import FakeOpenAI, error, text_reply, tool_call_reply
-from tests.pg_server import PgServer
-from tests.test_engines import _imports
-from tests.test_ui_support import REVENUE_SQL, shop_db
-from tests.waiting import HANG_GUARD_S, wait_for
+from tests.engines.test_engines import _imports
+from tests.support.fake_openai import FakeOpenAI, error, text_reply, tool_call_reply
+from tests.support.pg_server import PgServer
+from tests.support.ui import REVENUE_SQL, shop_db
+from tests.support.waiting import HANG_GUARD_S, wait_for
 
 __all__ = ["shop_db"]
 
