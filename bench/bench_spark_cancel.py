@@ -11,7 +11,7 @@ engine as it is and with the wait set to 0, interleaved, and counts the stops af
 which the server was still busy: the next one-row query waited behind the old job.
 It also prints how long the stop took to return, which the wait lengthens.
 
-Starts its own Spark Connect server (`tests/spark_server.py`), so Java 17 and the
+Starts its own Spark Connect server (`tests/support/spark_server.py`), so Java 17 and the
 full pyspark must be installed.
 """
 

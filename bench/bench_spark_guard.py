@@ -2,7 +2,7 @@
 
 Run: uv run python bench/bench_spark_guard.py [--runs N]
 
-Starts its own Spark Connect server (`tests/spark_server.py`, the suite's small
+Starts its own Spark Connect server (`tests/support/spark_server.py`, the suite's small
 dataset). Per query, interleaved: the raw Spark Connect client alone (the text
 as a relation, `limit(cap + 1)`, `toArrow`), and astro's `Database.execute`
 (sqlglot's gate, the server's EXPLAIN and the verdict on it, then the same

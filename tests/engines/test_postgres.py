@@ -1,4 +1,4 @@
-"""PostgreSQL end to end against the real server the test session starts (tests/pg_server.py).
+"""PostgreSQL end to end against the real server the test session starts (tests/support/pg_server.py).
 
 The catalog as the shell shows it, results as Arrow, the row cap's probe row,
 libpq's conventions (env, .pgpass, service file, named connections), the CLI on a

@@ -1,7 +1,7 @@
 """PostgreSQL results stay inside astro's limits, measured from outside the process (issue 21).
 
 `astro sql` runs as a child with a 500 MB memory limit (from its config file) and a
-time limit; the kernel's record of its peak memory (`tests/measure.py`) is compared
+time limit; the kernel's record of its peak memory (`tests/support/measure.py`) is compared
 with the same command's for `SELECT 1`. Before the fix, `SELECT repeat('x', 100000000)
 FROM generate_series(1, 10)` ran 70 s under a 30 s limit and took 1.9 GB in astro's
 process. The bounds here are conditions, generous on time; `bench/bench_pg_limits.py`

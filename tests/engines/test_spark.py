@@ -1,4 +1,4 @@
-"""Spark end to end against the real Spark Connect server the test session starts (tests/spark_server.py).
+"""Spark end to end against the real Spark Connect server the test session starts (tests/support/spark_server.py).
 
 The catalog as the shell shows it, results as Arrow, the row cap's probe row and
 server-side LIMIT, the time limit and Esc stopping the operation on the server,

@@ -1,9 +1,9 @@
 """Issue 6 in the app: model-server faults, a runaway query, hostile output, hostile data.
 
 Every test drives the real `AstroApp` with Textual's pilot against the real fake
-OpenAI-compatible server (`tests/fake_openai.py`): real sockets, real SSE, the real
+OpenAI-compatible server (`tests/support/fake_openai.py`): real sockets, real SSE, the real
 agent, the real `ChatClient`, a real DuckDB file. The data-layer, agent and
-`astro ask` halves of the same promises live in the other `tests/test_security_*.py`.
+`astro ask` halves of the same promises live in the other `tests/security/test_security_*.py`.
 
 What reaches the terminal is checked where Textual produces it: the compositor's
 strips for the whole screen, encoded the way the driver would write them.
