@@ -22,17 +22,11 @@ from astro_tui.data.errors import QueryError, QueryTimeout
 from astro_tui.data.memory_limit import memory_bytes
 from tests.support.measure import Measured, run_measured
 from tests.support.pg_server import PgServer
+from tests.support.postgres_attacks import MEMORY_LIMIT, OVER_THE_LIMIT
 
-MEMORY_LIMIT = "500MB"
 TIMEOUT_S = 30  # the memory limit is under test; a loaded machine must not reach this first
 HANG_GUARD_S = 120
 """Far above the time limit: the figure itself is the bench's; this only catches a runaway."""
-
-OVER_THE_LIMIT = {
-    "SELECT repeat('x', 100000000) FROM generate_series(1, 10)": "one row holds 100 MB",
-    "SELECT repeat('x', 1000000) AS x FROM generate_series(1, 3000)": "result stopped after",
-    "SELECT * FROM trojan.wide": "one row holds 200 MB",
-}
 
 
 def astro_sql(server: PgServer, db: str, sql: str, config_dir: Path) -> Measured:

@@ -25,9 +25,9 @@ from astro_tui.catalog.values import ValueScanner
 from astro_tui.config import Settings
 from astro_tui.mcp.server import AstroServer
 from astro_tui.session import Session
-from tests.engines.test_scopes import outcome
-from tests.mcp.test_mcp import call, text
 from tests.support import ROOT
+from tests.support.mcp import call, text
+from tests.support.scopes import outcome
 from tests.support.spark_server import SparkServer
 
 HIDE = ("hr.people.salary", "hr.reviews", "hr.people.bonus")

@@ -1,4 +1,5 @@
-"""Spark end to end against the real Spark Connect server the test session starts (tests/support/spark_server.py).
+"""Spark end to end against the real Spark Connect server the test session starts
+(tests/support/spark_server.py).
 
 The catalog as the shell shows it, results as Arrow, the row cap's probe row and
 server-side LIMIT, the time limit and Esc stopping the operation on the server,
@@ -33,10 +34,9 @@ from astro_tui.data.errors import QueryCancelled, QueryTimeout
 from astro_tui.headless.ask import run_ask
 from astro_tui.session import Session
 from tests.support.fake_openai import FakeOpenAI, tool_call_reply
+from tests.support.spark_attacks import RUNAWAY
 from tests.support.spark_server import TOKEN, SparkServer
 from tests.support.waiting import wait_for
-
-RUNAWAY = "SELECT count(*) AS n FROM range(100000000000) AS a WHERE a.id % 7 = 3"
 
 
 @pytest.fixture(scope="module")

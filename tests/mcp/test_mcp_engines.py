@@ -16,20 +16,19 @@ from mcp import Client
 from astro_tui.config import Settings
 from astro_tui.mcp.server import AstroServer
 from astro_tui.session import Session
-from tests.engines.test_spark import RUNAWAY
-from tests.security.test_security_postgres import CORPUS as PG_CORPUS
-from tests.security.test_security_postgres import (
+from tests.support.pg_server import DATABASE, OWNER_PASSWORD, PgServer
+from tests.support.postgres_attacks import CORPUS as PG_CORPUS
+from tests.support.postgres_attacks import (
     STOLEN,
     active_queries,
     leaked_values,
     sentinel,
     server_state,
 )
-from tests.security.test_security_spark import AIMED_AT
-from tests.security.test_security_spark import INERT as SPARK_INERT
-from tests.security.test_security_spark import REFUSED as SPARK_REFUSED
-from tests.security.test_security_spark import leaked_values as spark_leaked
-from tests.support.pg_server import DATABASE, OWNER_PASSWORD, PgServer
+from tests.support.spark_attacks import AIMED_AT, RUNAWAY
+from tests.support.spark_attacks import INERT as SPARK_INERT
+from tests.support.spark_attacks import REFUSED as SPARK_REFUSED
+from tests.support.spark_attacks import leaked_values as spark_leaked
 from tests.support.spark_server import TOKEN, SparkServer
 from tests.support.waiting import wait_for, wait_for_async
 

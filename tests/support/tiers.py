@@ -119,5 +119,5 @@ def pytest_itemcollected(item: pytest.Item) -> None:
     """Before xdist reads `xdist_group` (in its collection hook), so the groups hold."""
     for name in sorted(marks_for(item)):
         item.add_marker(name)
-    if "serial" in item.keywords:
+    if item.get_closest_marker("serial"):
         item.add_marker(pytest.mark.xdist_group("serial"))

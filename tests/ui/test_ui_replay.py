@@ -11,7 +11,7 @@ from astro_tui.ui.screens.confirm import ConfirmScreen
 from astro_tui.ui.screens.export import ExportScreen
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.ui import REVENUE_SQL, make_app, notifications, shop_db, submit, wait_until
-from tests.ui.test_ui_provenance import TOTAL_SQL, answer_script, answered
+from tests.support.ui_provenance import TOTAL_SQL, answer_script, answered
 
 __all__ = ["shop_db"]
 

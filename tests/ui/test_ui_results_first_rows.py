@@ -9,8 +9,8 @@ from textual.coordinate import Coordinate
 
 from astro_tui.config import Settings
 from astro_tui.data.engines.duckdb.pool import FIRST_ROWS
-from tests.engines.test_data_first_rows import slow_sql
 from tests.support import ui
+from tests.support.slow import slow_sql
 from tests.support.ui import shop_db
 
 __all__ = ["shop_db"]

@@ -40,6 +40,7 @@ from astro_tui.config import Settings
 from astro_tui.data.database import Database
 from astro_tui.llm import ReasoningDelta as LLMReasoningDelta
 from astro_tui.llm import TextDelta as LLMTextDelta
+from tests.support.agent import build_shop
 from tests.support.fake_openai import (
     FakeOpenAI,
     cut,
@@ -53,7 +54,6 @@ from tests.support.fake_openai import (
     tool_call_reply,
 )
 from tests.support.waiting import HANG_GUARD_S, wait_for_async
-from tests.unit.test_agent_tools import build_shop
 
 BY_REGION = "-- orders by region\nSELECT region, count(*) AS n FROM sales.orders GROUP BY 1 ORDER BY 1"
 TOTAL = "SELECT sum(amount) AS revenue FROM sales.orders"

@@ -15,7 +15,7 @@ from astro_tui.data.catalog_model import Catalog, Column, Schema, Table
 from astro_tui.data.database import CancelToken, Database
 from astro_tui.data.errors import QueryCancelled, QueryError, QueryTimeout
 from tests.support import ROOT
-from tests.unit.test_catalog_helpers import make_shop
+from tests.support.catalog import make_shop
 
 CONTEXT_NOTES = ROOT / "warehouse" / "context.md"
 
