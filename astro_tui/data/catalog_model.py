@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, NoReturn
 
-from astro_tui.data.errors import DataError
+from astro_tui.errors import AstroError
 
 TableKind = Literal["table", "view"]
 
@@ -38,9 +38,11 @@ _RESERVED = {
 }  # fmt: skip
 
 
-class ColumnsNotRead(DataError):
+class ColumnsNotRead(AstroError):
     """A table's columns were used from an outline; read the whole catalog first (the shell
-    does, and runs the line again). Phrased for the person where it is shown as it is."""
+    does, and runs the line again). Phrased for the person where it is shown as it is. Not a
+    `DataError`: the catalog's commands report those in place, and this one must reach the
+    shell, which reads the columns and runs the line again."""
 
 
 NOT_READ_MESSAGE = "the columns are still being read; try again in a moment"

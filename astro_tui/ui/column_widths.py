@@ -10,7 +10,7 @@ value; a printable-ASCII text column is as wide as its longest value in bytes (o
 byte, no line to cut, no markup: the results table shows text literally, and the widget
 itself measures such text so, after registering an Arrow function for it).
 Anything else is measured whole, as before. The widths are the widget's own
-(`tests/test_column_widths.py` compares them), through its public API only: a backend and
+(`tests/ui/test_column_widths.py` compares them), through its public API only: a backend and
 its `column_content_widths`.
 """
 
@@ -102,7 +102,7 @@ TWO_CELLS = (
     "\\x{ac00}-\\x{d7a3}\\x{ff01}-\\x{ff60}\\x{ffe0}-\\x{ffe6}"
 )
 """Characters two cells wide (kana, CJK ideographs, Hangul syllables, full-width forms).
-`tests/test_column_widths.py` measures every character of both classes with the widget."""
+`tests/ui/test_column_widths.py` measures every character of both classes with the widget."""
 _COUNTED = f"^[{ONE_CELL}{TWO_CELLS}]*$"
 _WIDE = f"[{TWO_CELLS}]"
 

@@ -14,7 +14,7 @@ from astro_tui.config import Settings
 from astro_tui.data.database import Database
 from astro_tui.headless.ask import run_ask
 from astro_tui.session import Session
-from tests.fake_openai import FakeOpenAI, cut, error, text_reply, tool_call_reply
+from tests.support.fake_openai import FakeOpenAI, cut, error, text_reply, tool_call_reply
 
 REVENUE = "SELECT sum(total_amount) AS revenue FROM sales.orders WHERE status = 'completed'"
 BY_STATUS = "SELECT status, count(*) AS orders FROM sales.orders GROUP BY 1 ORDER BY 1"

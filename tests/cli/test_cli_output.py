@@ -15,8 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from astro_tui.cli import main
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support import ROOT
 
 
 def test_sql_json_is_utf8_with_controls_escaped() -> None:

@@ -28,7 +28,8 @@ from astro_tui.headless.evaluation import (
 from astro_tui.headless.result_match import gold_is_ordered, rows_equal
 from astro_tui.llm import ChatClient
 from astro_tui.session import Session
-from tests.fake_openai import FakeOpenAI, Reply, error, text_reply, tool_call_reply
+from tests.support import ROOT
+from tests.support.fake_openai import FakeOpenAI, Reply, error, text_reply, tool_call_reply
 
 BY_STATUS = "SELECT status, count(*) AS orders FROM sales.orders GROUP BY status"
 BY_STATUS_ORDERED = BY_STATUS + " ORDER BY orders DESC"
@@ -135,7 +136,7 @@ def test_shipped_set_ships_in_the_wheel() -> None:
     """The wheel maps `warehouse/` into the package; the question file must live there."""
     import tomllib
 
-    config = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
     shipped = config["tool"]["hatch"]["build"]["targets"]["wheel"]["force-include"]
     assert shipped["warehouse"] == "astro_tui/_resources/warehouse"
     assert default_questions_path().parent.name == "warehouse"

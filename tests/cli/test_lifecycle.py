@@ -27,7 +27,7 @@ import pytest
 from astro_tui.config import Settings
 from astro_tui.data.database import Database
 from astro_tui.data.engines.duckdb import scratch
-from tests.waiting import wait_for
+from tests.support.waiting import wait_for
 
 if not Path("/proc/self/stat").exists():
     pytest.skip("needs Linux /proc to see processes", allow_module_level=True)

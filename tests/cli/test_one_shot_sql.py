@@ -20,7 +20,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.waiting import wait_for
+from tests.support.waiting import wait_for
 
 if not Path("/proc/self/stat").exists():
     pytest.skip("needs Linux /proc to see processes", allow_module_level=True)

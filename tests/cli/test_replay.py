@@ -33,8 +33,8 @@ from astro_tui.config import Settings
 from astro_tui.data.database import Database
 from astro_tui.headless.ask import run_ask
 from astro_tui.session import Session
-from tests.fake_openai import FakeOpenAI, tool_call_reply
-from tests.pg_server import OWNER, OWNER_PASSWORD, PgServer
+from tests.support.fake_openai import FakeOpenAI, tool_call_reply
+from tests.support.pg_server import OWNER, OWNER_PASSWORD, PgServer
 
 SUBMIT = {
     "inputs": {

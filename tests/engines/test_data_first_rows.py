@@ -14,7 +14,8 @@ from astro_tui.data.database import CancelToken, Database
 from astro_tui.data.engines.duckdb.fetch import BATCH
 from astro_tui.data.engines.duckdb.pool import FIRST_ROWS
 from astro_tui.data.errors import GuardError, QueryCancelled
-from tests.waiting import wait_for
+from tests.support.slow import slow_sql
+from tests.support.waiting import wait_for
 
 
 @pytest.fixture
@@ -78,13 +79,3 @@ def test_first_rows_come_while_the_rest_is_still_read_and_a_cancel_stops_it(db: 
     cancel.cancel()
     thread.join()
     assert isinstance(failure[0], QueryCancelled)
-
-
-def slow_sql(rows: int, effort: int = 2000) -> str:
-    """`rows` rows whose first batch comes at once and whose later ones are slow to compute
-    (each 256th of them an edit distance of two strings `effort` long: the work grows as its
-    square)."""
-    slow = f"levenshtein(repeat('a', {effort} + i % 7), repeat('b', {effort}))"
-    return (
-        f"SELECT i, CASE WHEN i < {BATCH} OR i % 256 <> 0 THEN 0 ELSE {slow} END AS d FROM range({rows}) t(i)"
-    )

@@ -17,7 +17,7 @@ from astro_tui.config import Settings
 from astro_tui.data.database import CancelToken, Database
 from astro_tui.data.engines.duckdb import guard
 from astro_tui.data.errors import GuardError, QueryCancelled, QueryError, QueryTimeout, TargetError
-from tests.waiting import HANG_GUARD_S, wait_for
+from tests.support.waiting import HANG_GUARD_S, wait_for
 
 SLOW = "SELECT count(*) FROM range(100000000000) a, range(10) b"
 

@@ -27,8 +27,8 @@ from astro_tui.data import private_cache
 from astro_tui.data.database import Database
 from astro_tui.data.engines.duckdb import identity, resolved
 from astro_tui.data.errors import DataError, GuardError
-from tests.test_guard_resolution import ATTACKS, HOSTILE, build_hostile
-from tests.waiting import wait_for
+from tests.support.hostile_file import ATTACKS, HOSTILE, build_hostile
+from tests.support.waiting import wait_for
 
 MACRO_REFUSED = "declares 2 parameters; give all of them"
 

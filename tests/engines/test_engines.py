@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import re
 import subprocess
 import sys
@@ -15,8 +14,10 @@ from astro_tui.data.database import Database
 from astro_tui.data.engines import check_targets, expand_targets, open_engine, server_scheme
 from astro_tui.data.errors import TargetError
 from astro_tui.text import redact_url
+from tests.support import ROOT
+from tests.support.imports import _imports
 
-PACKAGE = Path(__file__).resolve().parents[1] / "astro_tui"
+PACKAGE = ROOT / "astro_tui"
 
 
 @pytest.mark.parametrize(
@@ -92,17 +93,6 @@ def test_the_sample_engine_names_its_dialect_and_seeds_its_notes(sample_db: Data
     assert sample_db.dialect.name == "DuckDB"
     assert "revenue" in sample_db.context_seed.lower()
     assert sample_db.key == "sample"
-
-
-def _imports(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module:
-            found.add(node.module)
-        elif isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-    return found
 
 
 def test_nothing_above_data_names_an_engine() -> None:

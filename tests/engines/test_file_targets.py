@@ -16,8 +16,8 @@ import pytest
 from astro_tui.config import Settings
 from astro_tui.data.database import Database
 from astro_tui.data.errors import QueryError, TargetError
+from tests.support import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 _PROSE_NAMES = ("license", "licence", "copying", "notice", "readme")
 """Prose by its name. Not AUTHORS: one name a line is a one-column list, which opens (jedi's does)."""
 

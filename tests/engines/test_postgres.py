@@ -1,4 +1,4 @@
-"""PostgreSQL end to end against the real server the test session starts (tests/pg_server.py).
+"""PostgreSQL end to end against the real server the test session starts (tests/support/pg_server.py).
 
 The catalog as the shell shows it, results as Arrow, the row cap's probe row,
 libpq's conventions (env, .pgpass, service file, named connections), the CLI on a
@@ -25,8 +25,8 @@ from astro_tui.data.catalog_model import Catalog
 from astro_tui.data.database import Database
 from astro_tui.headless.ask import run_ask
 from astro_tui.session import Session
-from tests.fake_openai import FakeOpenAI, tool_call_reply
-from tests.pg_server import DATABASE, OWNER, OWNER_PASSWORD, PgServer
+from tests.support.fake_openai import FakeOpenAI, tool_call_reply
+from tests.support.pg_server import DATABASE, OWNER, OWNER_PASSWORD, PgServer
 
 
 @pytest.fixture(scope="module")
@@ -286,7 +286,7 @@ async def test_agent_answer_equals_the_servers_count(
 
 async def test_app_opens_on_the_server_with_tree_sql_and_escape(pg_server: PgServer) -> None:
     from astro_tui.ui.panes.catalog import CatalogTree
-    from tests.test_ui_support import SIZE, log_text, make_app, ready, submit, wait_until
+    from tests.support.ui import SIZE, log_text, make_app, ready, submit, wait_until
 
     app = make_app(pg_server.url(), Settings())
     async with app.run_test(size=SIZE) as pilot:

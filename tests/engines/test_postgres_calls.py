@@ -9,9 +9,7 @@ its harmless objects keep working. The parser-side tests read pglast's tree only
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -19,17 +17,8 @@ from astro_tui.config import Settings
 from astro_tui.data.database import Database
 from astro_tui.data.engines.postgres import guard
 from astro_tui.data.errors import GuardError
-from tests.pg_server import OWNER, PgServer
-
-LEGIT_PATH = Path(__file__).parent / "data" / "legit_postgres.sql"
-
-
-def legit_queries() -> dict[str, str]:
-    parts = re.split(r"^-- name: (\w+)\n", LEGIT_PATH.read_text(encoding="utf-8"), flags=re.M)[1:]
-    return {name: sql.strip() for name, sql in zip(parts[::2], parts[1::2], strict=True)}
-
-
-LEGIT = legit_queries()
+from tests.support.pg_server import OWNER, PgServer
+from tests.support.postgres_attacks import LEGIT
 
 
 @pytest.fixture(scope="module")

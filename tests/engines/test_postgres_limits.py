@@ -1,7 +1,7 @@
 """PostgreSQL results stay inside astro's limits, measured from outside the process (issue 21).
 
 `astro sql` runs as a child with a 500 MB memory limit (from its config file) and a
-time limit; the kernel's record of its peak memory (`tests/measure.py`) is compared
+time limit; the kernel's record of its peak memory (`tests/support/measure.py`) is compared
 with the same command's for `SELECT 1`. Before the fix, `SELECT repeat('x', 100000000)
 FROM generate_series(1, 10)` ran 70 s under a 30 s limit and took 1.9 GB in astro's
 process. The bounds here are conditions, generous on time; `bench/bench_pg_limits.py`
@@ -20,19 +20,13 @@ import pytest
 from astro_tui.data.engines.postgres import fetch
 from astro_tui.data.errors import QueryError, QueryTimeout
 from astro_tui.data.memory_limit import memory_bytes
-from tests.measure import Measured, run_measured
-from tests.pg_server import PgServer
+from tests.support.measure import Measured, run_measured
+from tests.support.pg_server import PgServer
+from tests.support.postgres_attacks import MEMORY_LIMIT, OVER_THE_LIMIT
 
-MEMORY_LIMIT = "500MB"
 TIMEOUT_S = 30  # the memory limit is under test; a loaded machine must not reach this first
 HANG_GUARD_S = 120
 """Far above the time limit: the figure itself is the bench's; this only catches a runaway."""
-
-OVER_THE_LIMIT = {
-    "SELECT repeat('x', 100000000) FROM generate_series(1, 10)": "one row holds 100 MB",
-    "SELECT repeat('x', 1000000) AS x FROM generate_series(1, 3000)": "result stopped after",
-    "SELECT * FROM trojan.wide": "one row holds 200 MB",
-}
 
 
 def astro_sql(server: PgServer, db: str, sql: str, config_dir: Path) -> Measured:

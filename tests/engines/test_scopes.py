@@ -10,27 +10,30 @@ value. PostgreSQL: `test_scopes_postgres.py`; Spark: `test_scopes_spark.py`.
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from astro_tui.agent.prompts import system_prompt
 from astro_tui.config import ConfigError, Settings, load_settings
 from astro_tui.data.scope import Scope, ScopeError
-from astro_tui.errors import AstroError
-from astro_tui.mcp.server import AstroServer
 from astro_tui.session import Session
-from tests.test_mcp import call, text
+from tests.support import ROOT
+from tests.support.scopes import (
+    HIDE,
+    assert_rows,
+    assert_same_refusal,
+    astro_sql_scoped,
+    build,
+    mcp_shows_nothing_hidden,
+    outcome,
+)
 
-HIDE = ("hr.people.salary", "hr.reviews")
 HIDDEN_VALUES = ("987654", "876543", "98765", "87654", "TOPSECRETNOTE")
 """The salaries, the bonuses computed from them, the hidden table's note."""
 HIDDEN_NAMES = ("salary", "bonus", "reviews", "topsecretnote", "pay")
-SECURITY_MD = Path(__file__).resolve().parent.parent / "SECURITY.md"
+SECURITY_MD = ROOT / "SECURITY.md"
 
 LEAKS = [
     # the column, named
@@ -182,26 +185,6 @@ VISIBLE = {
 }
 
 
-def build(path: Path) -> Path:
-    con = duckdb.connect(str(path))
-    con.execute(
-        """
-        CREATE SCHEMA hr;
-        CREATE TABLE hr.people(id INT PRIMARY KEY, full_name TEXT, dept TEXT, salary INT,
-                               bonus INT GENERATED ALWAYS AS (salary // 10));
-        INSERT INTO hr.people VALUES (1, 'Ada Lovelace', 'eng', 987654), (2, 'Alan Turing', 'eng', 876543);
-        CREATE TABLE hr.reviews(person_id INT, note TEXT);
-        INSERT INTO hr.reviews VALUES (1, 'TOPSECRETNOTE');
-        CREATE TABLE orders(id INT, person_id INT, amount INT);
-        INSERT INTO orders VALUES (10, 1, 5), (11, 2, 7);
-        CREATE VIEW pay AS SELECT full_name, salary FROM hr.people;
-        CREATE VIEW names AS SELECT id, full_name FROM hr.people;
-        """
-    )
-    con.close()
-    return path
-
-
 @pytest.fixture(scope="module")
 def db_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build(tmp_path_factory.mktemp("scopes") / "staff.duckdb")
@@ -211,18 +194,6 @@ def db_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def scoped(db_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
     with Session([str(db_file)], Settings(hide=HIDE), state_dir=tmp_path_factory.mktemp("state")) as session:
         yield session.open()
-
-
-def outcome(session: Session, sql: str) -> tuple[bool, str]:
-    """(refused, everything shown): the error's line, or every cell and column name."""
-    try:
-        result = session.sql(sql).result
-    except AstroError as exc:
-        return True, str(exc)
-    shown = " ".join(result.table.column_names)
-    for column in result.table.columns:
-        shown += " " + " ".join(str(v) for v in column.to_pylist())
-    return False, shown
 
 
 def leaked(shown: str, written: str) -> list[str]:
@@ -286,17 +257,6 @@ def test_a_name_the_scope_covers_is_refused_whether_or_not_the_table_has_it(
             assert not outcome(session, shape.format("nosuch", "nosuch"))[0], shape
 
 
-def assert_same_refusal(session: Session, hidden: str, missing: str) -> None:
-    shown = outcome(session, hidden)
-    assert shown[0] and shown == outcome(session, missing)
-
-
-def assert_rows(session: Session, expected: dict[str, list[tuple[object, ...]]]) -> None:
-    for sql, rows in expected.items():
-        result = session.sql(sql).result
-        assert [tuple(r.values()) for r in result.table.to_pylist()] == rows, sql
-
-
 def test_star_is_refused_naming_the_visible_columns(scoped: Session) -> None:
     refused, message = outcome(scoped, "SELECT * FROM hr.people")
     assert refused and message.endswith("name the columns of people you need: id, full_name, dept")
@@ -337,53 +297,11 @@ async def test_mcp_tools_show_nothing_hidden(scoped: Session) -> None:
     await mcp_shows_nothing_hidden(scoped, leaked, "SELECT to_json(p) FROM hr.people p")
 
 
-async def mcp_shows_nothing_hidden(
-    scoped: Session, leaked: Callable[[str, str], list[str]], whole_row: str
-) -> None:
-    """The MCP tools, asked for the hidden column, table and values, show none of them."""
-    server = AstroServer(scoped)
-    try:
-        calls = [
-            ("shell", {"command": "grep -ri salary /"}),
-            (
-                "search_metadata",
-                {"queries": ["salary pay review note"], "keywords": ["TOPSECRETNOTE", "987654"]},
-            ),
-            ("show_table", {"table_names": ["hr.people"]}),
-            ("run_sql", {"sql": "SELECT salary FROM hr.people"}),
-            ("run_sql", {"sql": whole_row}),
-            ("run_sql", {"sql": "SELECT * FROM information_schema.columns"}),
-        ]
-        for name, arguments in calls:
-            result = await call(server, name, arguments)
-            shown = text(result) + str(result.structured_content or "")
-            assert leaked(shown, str(arguments)) == [], (name, shown)
-        shown = text(await call(server, "show_table", {"table_names": ["hr.people"]}))
-        assert "Ada Lovelace" in shown
-    finally:
-        server.close()
-
-
 def test_astro_sql_refuses_with_one_line(db_file: Path, tmp_path: Path) -> None:
     hidden, shown = astro_sql_scoped(str(db_file), tmp_path, "SELECT to_json(p) FROM hr.people p")
     assert hidden.returncode == 1 and hidden.stdout == ""
     assert hidden.stderr.startswith("astro: refused:") and leaked(hidden.stderr, "") == []
     assert shown.returncode == 0 and "Ada Lovelace" in shown.stdout
-
-
-def astro_sql_scoped(target: str, tmp_path: Path, whole_row: str) -> list[subprocess.CompletedProcess[str]]:
-    """`astro sql --hide hr.people.salary`: a whole row of `hr.people`, then a visible column."""
-    env = {"ASTRO_CONFIG_DIR": str(tmp_path), "ASTRO_CACHE_DIR": str(tmp_path / "c"), "PATH": "/usr/bin:/bin"}
-    return [
-        subprocess.run(
-            [sys.executable, "-m", "astro_tui.cli", "sql", sql, target, "--hide", "hr.people.salary"],
-            capture_output=True,
-            text=True,
-            env=env,
-            check=False,
-        )
-        for sql in (whole_row, "SELECT full_name FROM hr.people ORDER BY id")
-    ]
 
 
 def test_patterns() -> None:
@@ -419,7 +337,7 @@ def test_every_server_engine_takes_a_scope(url: str) -> None:
 
 
 def scope_figures() -> dict[str, str]:
-    from tests.test_redteam_scopes import redteam_figures
+    from tests.support.scopes import redteam_figures
 
     return {
         "Leak attempts against a hidden column and a hidden table": str(len(LEAKS)),

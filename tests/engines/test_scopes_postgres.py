@@ -21,8 +21,9 @@ from astro_tui.catalog.values import ValueScanner
 from astro_tui.config import Settings
 from astro_tui.errors import AstroError
 from astro_tui.session import Session
-from tests.pg_server import OWNER, PgServer
-from tests.test_scopes import astro_sql_scoped, mcp_shows_nothing_hidden, outcome
+from tests.support import ROOT
+from tests.support.pg_server import OWNER, PgServer
+from tests.support.scopes import astro_sql_scoped, mcp_shows_nothing_hidden, outcome
 
 DATABASE = "scopes"
 HIDE = ("hr.people.salary", "hr.reviews")
@@ -41,7 +42,7 @@ HIDDEN_NAMES = (
     "rich",
     "secured",
 )
-SECURITY_MD = Path(__file__).resolve().parent.parent / "SECURITY.md"
+SECURITY_MD = ROOT / "SECURITY.md"
 
 SETUP = """
 CREATE SCHEMA hr;

@@ -25,16 +25,17 @@ from astro_tui.catalog.values import ValueScanner
 from astro_tui.config import Settings
 from astro_tui.mcp.server import AstroServer
 from astro_tui.session import Session
-from tests.spark_server import SparkServer
-from tests.test_mcp import call, text
-from tests.test_scopes import outcome
+from tests.support import ROOT
+from tests.support.mcp import call, text
+from tests.support.scopes import outcome
+from tests.support.spark_server import SparkServer
 
 HIDE = ("hr.people.salary", "hr.reviews", "hr.people.bonus")
 """`hr.people.bonus` does not exist: a name the scope covers is refused alike whether or not it does."""
 HIDDEN_VALUES = ("987654", "876543", "TOPSECRETNOTE")
 """The salaries and the hidden table's note."""
 HIDDEN_NAMES = ("salary", "reviews", "topsecretnote", "pay", "rich", "note", "person_id")
-SECURITY_MD = Path(__file__).resolve().parent.parent / "SECURITY.md"
+SECURITY_MD = ROOT / "SECURITY.md"
 
 SETUP = [
     "CREATE DATABASE hr",

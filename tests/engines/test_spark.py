@@ -1,4 +1,5 @@
-"""Spark end to end against the real Spark Connect server the test session starts (tests/spark_server.py).
+"""Spark end to end against the real Spark Connect server the test session starts
+(tests/support/spark_server.py).
 
 The catalog as the shell shows it, results as Arrow, the row cap's probe row and
 server-side LIMIT, the time limit and Esc stopping the operation on the server,
@@ -32,11 +33,10 @@ from astro_tui.data.engines.spark import engine as spark_engine
 from astro_tui.data.errors import QueryCancelled, QueryTimeout
 from astro_tui.headless.ask import run_ask
 from astro_tui.session import Session
-from tests.fake_openai import FakeOpenAI, tool_call_reply
-from tests.spark_server import TOKEN, SparkServer
-from tests.waiting import wait_for
-
-RUNAWAY = "SELECT count(*) AS n FROM range(100000000000) AS a WHERE a.id % 7 = 3"
+from tests.support.fake_openai import FakeOpenAI, tool_call_reply
+from tests.support.spark_attacks import RUNAWAY
+from tests.support.spark_server import TOKEN, SparkServer
+from tests.support.waiting import wait_for
 
 
 @pytest.fixture(scope="module")
@@ -363,7 +363,7 @@ async def test_agent_answer_equals_sparks_own_count(
 
 async def test_app_opens_on_spark_with_tree_sql_and_escape(spark_server: SparkServer) -> None:
     from astro_tui.ui.panes.catalog import CatalogTree
-    from tests.test_ui_support import SIZE, log_text, make_app, ready, submit, wait_until
+    from tests.support.ui import SIZE, log_text, make_app, ready, submit, wait_until
 
     app = make_app(spark_server.url, Settings())
     async with app.run_test(size=SIZE) as pilot:

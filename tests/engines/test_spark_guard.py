@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 import sqlglot
@@ -29,9 +28,10 @@ from astro_tui.data.database import Database
 from astro_tui.data.engines.spark import guard, verdict
 from astro_tui.data.engines.spark.engine import SparkEngine
 from astro_tui.data.errors import DataError, GuardError, QueryError
-from tests.spark_server import SparkServer
+from tests.support import DATA
+from tests.support.spark_server import SparkServer
 
-LEGIT = json.loads((Path(__file__).parent / "data" / "legit_spark.json").read_text())
+LEGIT = json.loads((DATA / "legit_spark.json").read_text())
 _IDS = re.compile(r"#\d+L?")
 
 

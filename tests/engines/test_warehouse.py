@@ -15,7 +15,7 @@ import duckdb
 import pytest
 
 from astro_tui.data.engines.duckdb import sample
-from tests.conftest import cached_sample
+from tests.support.sample import cached_sample
 
 SCHEMAS = ("sales", "marketing", "platform")
 

@@ -29,11 +29,12 @@ from astro_tui.mcp.server import AstroServer
 from astro_tui.mcp.shaping import CELL_CHARS, RESULT_BYTES, text_result
 from astro_tui.session import Session
 from astro_tui.ui.screens.resume import ResumeScreen
-from tests.fake_openai import FakeOpenAI
-from tests.test_security_agent import CROSS_JOIN
-from tests.test_security_sql import CORPUS, REASON_PREFIXES, build_watched, render, snapshot
-from tests.test_ui_support import SIZE, log_text, make_app, ready, shop_db, submit, wait_until
-from tests.waiting import wait_for_async
+from tests.support.agent_attacks import CROSS_JOIN
+from tests.support.fake_openai import FakeOpenAI
+from tests.support.mcp import call, text
+from tests.support.sql_corpus import CORPUS, REASON_PREFIXES, build_watched, render, snapshot
+from tests.support.ui import SIZE, log_text, make_app, ready, shop_db, submit, wait_until
+from tests.support.waiting import wait_for_async
 
 __all__ = ["shop_db"]
 
@@ -70,16 +71,6 @@ async def server(opened: Session) -> AsyncIterator[AstroServer]:
     server = AstroServer(opened)
     yield server
     server.close()
-
-
-async def call(server: AstroServer, name: str, arguments: dict[str, Any]) -> CallToolResult:
-    async with Client(server) as client:
-        return await client.call_tool(name, arguments)
-
-
-def text(result: CallToolResult) -> str:
-    assert len(result.content) == 1
-    return result.content[0].text  # type: ignore[union-attr]
 
 
 def one_line_error(result: CallToolResult) -> str:

@@ -16,16 +16,21 @@ from mcp import Client
 from astro_tui.config import Settings
 from astro_tui.mcp.server import AstroServer
 from astro_tui.session import Session
-from tests.pg_server import DATABASE, OWNER_PASSWORD, PgServer
-from tests.spark_server import TOKEN, SparkServer
-from tests.test_security_postgres import CORPUS as PG_CORPUS
-from tests.test_security_postgres import STOLEN, active_queries, leaked_values, sentinel, server_state
-from tests.test_security_spark import AIMED_AT
-from tests.test_security_spark import INERT as SPARK_INERT
-from tests.test_security_spark import REFUSED as SPARK_REFUSED
-from tests.test_security_spark import leaked_values as spark_leaked
-from tests.test_spark import RUNAWAY
-from tests.waiting import wait_for, wait_for_async
+from tests.support.pg_server import DATABASE, OWNER_PASSWORD, PgServer
+from tests.support.postgres_attacks import CORPUS as PG_CORPUS
+from tests.support.postgres_attacks import (
+    STOLEN,
+    active_queries,
+    leaked_values,
+    sentinel,
+    server_state,
+)
+from tests.support.spark_attacks import AIMED_AT, RUNAWAY
+from tests.support.spark_attacks import INERT as SPARK_INERT
+from tests.support.spark_attacks import REFUSED as SPARK_REFUSED
+from tests.support.spark_attacks import leaked_values as spark_leaked
+from tests.support.spark_server import TOKEN, SparkServer
+from tests.support.waiting import wait_for, wait_for_async
 
 
 def serve(url: str, state: Path, **limits: Any) -> Iterator[AstroServer]:

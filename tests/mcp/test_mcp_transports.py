@@ -27,9 +27,9 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from astro_tui.cli import main
-from tests.test_security_agent import CROSS_JOIN
-from tests.test_security_sql import build_watched
-from tests.waiting import wait_for, wait_for_async
+from tests.support.agent_attacks import CROSS_JOIN
+from tests.support.sql_corpus import build_watched
+from tests.support.waiting import wait_for, wait_for_async
 
 TOKEN = "t0ken-for-the-test-suite-0123456789"
 

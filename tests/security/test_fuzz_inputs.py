@@ -38,9 +38,9 @@ from astro_tui.data.database import Database
 from astro_tui.data.results import QueryResult
 from astro_tui.llm.accumulator import DeltaAccumulator
 from astro_tui.llm.messages import Completion
-from tests.test_security_sql import build_watched
+from tests.support.security_figures import FUZZ_EXAMPLES
+from tests.support.sql_corpus import build_watched
 
-FUZZ_EXAMPLES: dict[str, int] = {"shell": 300, "tool arguments": 200, "templates": 300, "stream chunks": 300}
 FUZZ = settings(
     deadline=None,
     database=None,

@@ -15,7 +15,6 @@ clean objects still work, with the right values.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
@@ -30,26 +29,12 @@ from astro_tui.data.database import Database
 from astro_tui.data.engines.duckdb import guard
 from astro_tui.data.engines.duckdb.resolved import FileDefinitions
 from astro_tui.data.errors import DataError, GuardError
-from tests.test_guard_classes import LEGIT, tpch_db  # noqa: F401  (a fixture)
-from tests.test_security_sql import snapshot
+from tests.support import ROOT
+from tests.support.hostile_file import ATTACKS, HOSTILE, build_hostile
+from tests.support.legit_duckdb import LEGIT
+from tests.support.sql_corpus import snapshot
 
-HOSTILE_PATH = Path(__file__).parent / "data" / "hostile_duckdb_file.json"
-HOSTILE = json.loads(HOSTILE_PATH.read_text(encoding="utf-8"))
-ATTACKS: list[dict[str, str]] = HOSTILE["attacks"]
 KINDS = {"named_elsewhere", "shadow", "view", "generated", "hidden_default", "table_macro", "odd_name"}
-
-
-def build_hostile(root: Path) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    path = root / "hostile.duckdb"
-    con = duckdb.connect(str(path))
-    try:
-        for statement in HOSTILE["definitions"]:
-            con.execute(statement)
-        con.execute("CHECKPOINT")
-    finally:
-        con.close()
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -147,7 +132,7 @@ def test_a_macro_named_like_a_built_in_in_another_schema_changes_nothing(tmp_pat
         assert db.execute("SELECT sum(one) FROM t").rows() == [(1,)]  # nothing else is affected
 
 
-def test_the_legitimate_corpus_passes_the_plan_judge(tpch_db: Path) -> None:  # noqa: F811
+def test_the_legitimate_corpus_passes_the_plan_judge(tpch_db: Path) -> None:
     """Every legitimate statement, made to go through binding and the plan walk (a name of the
     file's in each, or not): none is refused by it."""
     con = duckdb.connect(str(tpch_db), read_only=True, config={"enable_external_access": False})
@@ -167,7 +152,7 @@ def test_the_legitimate_corpus_passes_the_plan_judge(tpch_db: Path) -> None:  # 
 
 
 def test_a_file_shadowing_built_ins_elsewhere_still_runs_the_legitimate_corpus(
-    tpch_db: Path,  # noqa: F811
+    tpch_db: Path,
     tmp_path: Path,
 ) -> None:
     """A macro under a built-in's name in a schema DuckDB does not search makes every statement
@@ -193,7 +178,7 @@ def test_a_file_shadowing_built_ins_elsewhere_still_runs_the_legitimate_corpus(
 
 
 def test_security_md_gives_this_corpus_as_it_is() -> None:
-    text = (Path(__file__).resolve().parent.parent / "SECURITY.md").read_text(encoding="utf-8")
+    text = (ROOT / "SECURITY.md").read_text(encoding="utf-8")
     section = text.split("\n## DuckDB\n", 1)[1].split("\n## ", 1)[0]
     order = ["named_elsewhere", "shadow", "view", "generated", "hidden_default", "table_macro", "odd_name"]
     counts = ", ".join(str(sum(a["kind"] == k for a in ATTACKS)) for k in order)

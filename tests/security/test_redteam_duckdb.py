@@ -24,7 +24,7 @@ from astro_tui.cli import main
 from astro_tui.config import Settings
 from astro_tui.data.database import Database
 from astro_tui.data.errors import DataError, GuardError, QueryTimeout
-from tests.test_security_sql import build_watched
+from tests.support.sql_corpus import build_watched
 
 SHOWN_SETTINGS = [
     "SHOW temp_directory",

@@ -27,10 +27,10 @@ from astro_tui.config import Settings
 from astro_tui.data.database import Database
 from astro_tui.data.errors import DataError, GuardError
 from astro_tui.data.memory_limit import memory_bytes
-from tests.measure import Measured, run_measured
-from tests.pg_server import OWNER, OWNER_PASSWORD, PgServer
-from tests.test_security_postgres import sentinel
-from tests.waiting import wait_for
+from tests.support.measure import Measured, run_measured
+from tests.support.pg_server import OWNER, OWNER_PASSWORD, PgServer
+from tests.support.postgres_attacks import sentinel
+from tests.support.waiting import wait_for
 
 REDTEAM = "redteam"
 SJIS = "redteam_sjis"

@@ -22,7 +22,7 @@ from astro_tui.agent.prompts import system_prompt
 from astro_tui.config import Settings
 from astro_tui.data.scope import Scope
 from astro_tui.session import Session
-from tests.test_scopes import HIDE, assert_rows, assert_same_refusal, build, outcome
+from tests.support.scopes import HIDE, REDTEAM, assert_rows, assert_same_refusal, build, outcome
 
 HIDE_MORE = (*HIDE, "hr.levels.level", "sec", "hr.allhidden.*", "main.people_names.full_name", "x.vk")
 SECRETS = (
@@ -81,60 +81,6 @@ COMMENT ON COLUMN orders.amount IS 'like sec.vk';
 COMMENT ON TABLE hr.levels IS 'levels of staff';
 """
 
-REDTEAM = [
-    # a hidden schema's view, table macro, macro and type: no hidden scan in the plan
-    "SELECT * FROM sec.vk",
-    "SELECT k FROM sec.vk",
-    'SELECT k FROM "SEC"."VK"',
-    "SELECT * FROM sec.tk()",
-    "SELECT sec.k()",
-    "SELECT sec.mm(1, 2)",
-    "SELECT enum_range(NULL::sec.lvl2)",
-    "SELECT 'TOPSECRETE2'::sec.lvl2",
-    # visible objects that reach them
-    "SELECT kk()",
-    "SELECT * FROM vk2",
-    "SELECT k FROM vk3",
-    "SELECT * FROM tk2()",
-    "SELECT b FROM g",
-    "SELECT g FROM g",
-    "SELECT * FROM g",
-    "SELECT a FROM g",
-    "SELECT count(*) FROM (SELECT * FROM vk2)",
-    "SELECT * FROM x.v9",  # bound in its own schema: `vk` is x.vk there
-    "WITH x AS (SELECT * FROM vk3) SELECT * FROM x",
-    # a hidden column's named ENUM: its labels are its values' domain
-    "SELECT enum_range(NULL::lvl)",
-    "SELECT enum_first(NULL::lvl)",
-    "SELECT 'TOPSECRETLEVEL'::lvl",
-    "SELECT typeof(NULL::lvl)",
-    "SELECT CAST(NULL AS lvl)::VARCHAR",
-    "SELECT level FROM hr.levels",
-    "SELECT * FROM hr.levels",
-    "SELECT enum_range(level) FROM hr.levels",
-    # `s.t.*`: the table is hidden whole, its row count too
-    "SELECT count(*) FROM hr.allhidden",
-    "SELECT x FROM hr.allhidden",
-    "SELECT rowid FROM hr.allhidden",
-    "SELECT 1 FROM hr.allhidden LIMIT 1",
-    # a hidden column of a view: the view is hidden whole
-    "SELECT full_name FROM people_names",
-    "SELECT id FROM people_names",
-    "SELECT * FROM people_names",
-    # refusals that would name a hidden schema's object, or tell what its body calls
-    "SELECT * FROM sec.badview",
-    "SELECT sec.badm()",
-    "SELECT mm(1)",
-    "SELECT * FROM tk()",
-    "SELECT currval('sec.sq')",
-    "SELECT * FROM pragma_table_info('hr.allhidden')",
-    # the hidden-name oracle of a `*`
-    "SELECT *, salary FROM hr.people",
-    "SELECT *, bonus FROM hr.people",
-    "SELECT * FROM hr.people, hr.reviews",
-    # patterns written in another case
-    'SELECT "Salary" FROM "HR"."People"',
-]
 
 PAIRS = [
     ("SELECT mm(1)", "SELECT nosuchmacro(1)"),
@@ -231,10 +177,6 @@ def test_patterns_fold_names_and_hide_tables_whole() -> None:
     assert not scope.mentions_hidden("see the sales schema", "SELECT * FROM sales.t")
     dotted = Scope.parse(['"odd.schema"'])
     assert dotted.mentions_hidden('from "odd.schema".t', "") and not dotted.mentions_hidden("odd schema", "")
-
-
-def redteam_figures() -> dict[str, str]:
-    return {"Attempts from a crafted file (views, macros, types, comments, patterns)": str(len(REDTEAM))}
 
 
 def test_the_corpus_is_distinct() -> None:

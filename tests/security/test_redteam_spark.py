@@ -30,8 +30,8 @@ from astro_tui.data.database import Database
 from astro_tui.data.engines.spark import guard, verdict
 from astro_tui.data.engines.spark.engine import SparkEngine, _redacted
 from astro_tui.data.errors import DataError, QueryTimeout
-from tests.spark_server import SparkServer
-from tests.waiting import wait_for
+from tests.support.spark_server import SparkServer
+from tests.support.waiting import wait_for
 
 GUARD_CPU_S = 1.0
 """What the guard's own reading of one statement may cost in astro's process: the smallest time

@@ -22,12 +22,11 @@ from astro_tui.catalog.introspect import load_catalog
 from astro_tui.config import Settings
 from astro_tui.data.catalog_model import Catalog
 from astro_tui.data.database import Database
-from tests.fake_openai import FakeOpenAI, text_reply, tool_call_reply
-from tests.test_security_sql import CORPUS, REASON_PREFIXES, build_watched, render, snapshot
+from tests.support.agent_attacks import CROSS_JOIN, TIMEOUT_S
+from tests.support.fake_openai import FakeOpenAI, text_reply, tool_call_reply
+from tests.support.sql_corpus import CORPUS, REASON_PREFIXES, build_watched, render, snapshot
 
 BATCH = 32  # run_sql calls per scripted model reply
-CROSS_JOIN = "-- a runaway cross join\nSELECT count(*) FROM range(100000000) a, range(100000000) b"
-TIMEOUT_S = 1.0
 
 
 class Watched:

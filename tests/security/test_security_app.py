@@ -1,9 +1,9 @@
 """Issue 6 in the app: model-server faults, a runaway query, hostile output, hostile data.
 
 Every test drives the real `AstroApp` with Textual's pilot against the real fake
-OpenAI-compatible server (`tests/fake_openai.py`): real sockets, real SSE, the real
+OpenAI-compatible server (`tests/support/fake_openai.py`): real sockets, real SSE, the real
 agent, the real `ChatClient`, a real DuckDB file. The data-layer, agent and
-`astro ask` halves of the same promises live in the other `tests/test_security_*.py`.
+`astro ask` halves of the same promises live in the other `tests/security/test_security_*.py`.
 
 What reaches the terminal is checked where Textual produces it: the compositor's
 strips for the whole screen, encoded the way the driver would write them.
@@ -39,7 +39,7 @@ from astro_tui.ui.panes.catalog import CatalogTree
 from astro_tui.ui.panes.shell import ShellLog, ShellPane
 from astro_tui.ui.widgets.answer_card import AnswerCard
 from astro_tui.ui.widgets.tool_block import ToolBlock
-from tests.fake_openai import (
+from tests.support.fake_openai import (
     FakeOpenAI,
     ScriptItem,
     chunk,
@@ -55,7 +55,7 @@ from tests.fake_openai import (
     tool_call_chunks,
     tool_call_reply,
 )
-from tests.test_ui_support import (
+from tests.support.ui import (
     SIZE,
     log_text,
     make_app,
@@ -66,7 +66,7 @@ from tests.test_ui_support import (
     submit,
     wait_until,
 )
-from tests.waiting import HANG_GUARD_S
+from tests.support.waiting import HANG_GUARD_S
 
 __all__ = ["shop_db"]
 

@@ -37,13 +37,13 @@ from astro_tui.agent.conversations import (
 )
 from astro_tui.agent.history import Entry, Turn
 from astro_tui.agent.registry import ToolError
+from tests.support import ROOT
+from tests.support.security_figures import KILLS_PER_TARGET, TARGETS
 
-KILLS_PER_TARGET = 12
-TARGETS = ("conversation", "notes")
 WINDOW = 4  # turns kept per conversation version, so every write is about the same size
 BLOB = 250_000  # characters per answer: a ~1 MB file per write widens the window
 NOTE = 100  # characters per note: ~400 appends before the notes file is full (50,000)
-REPO = Path(__file__).resolve().parent.parent
+REPO = ROOT
 
 
 def write_conversations(state: Path, report: IO[str]) -> None:

@@ -12,18 +12,26 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tests.test_fuzz_inputs import FUZZ_EXAMPLES
-from tests.test_guard_classes import LEGIT
-from tests.test_guard_resolution import ATTACKS
-from tests.test_saved_text import ROUND_TRIP_EXAMPLES
-from tests.test_security_agent import TIMEOUT_S
-from tests.test_security_crash import KILLS_PER_TARGET, TARGETS
-from tests.test_security_faults import CLI_FAULTS, FAULTS
-from tests.test_security_injection import PAYLOADS, SHELL_COMMANDS, ask_scripts, obeying_model
-from tests.test_security_secrets import ECHOES
-from tests.test_security_sql import CORPUS, ENGINE_PERMITS
+from tests.support import ROOT
+from tests.support.agent_attacks import TIMEOUT_S
+from tests.support.hostile_file import ATTACKS
+from tests.support.legit_duckdb import LEGIT
+from tests.support.security_figures import (
+    CLI_FAULTS,
+    ECHOES,
+    FAULTS,
+    FUZZ_EXAMPLES,
+    KILLS_PER_TARGET,
+    PAYLOADS,
+    ROUND_TRIP_EXAMPLES,
+    SHELL_COMMANDS,
+    TARGETS,
+    ask_scripts,
+    obeying_model,
+)
+from tests.support.sql_corpus import CORPUS, ENGINE_PERMITS
 
-SECURITY_MD = Path(__file__).resolve().parent.parent / "SECURITY.md"
+SECURITY_MD = ROOT / "SECURITY.md"
 SQL_ROUTES_CHECKED = 4  # astro sql: table, csv, json, and an error message
 
 

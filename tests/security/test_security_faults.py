@@ -23,14 +23,12 @@ import contextlib
 import io
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import pytest
 
@@ -43,147 +41,21 @@ from astro_tui.data.database import Database
 from astro_tui.headless.ask import run_ask
 from astro_tui.llm import ChatClient
 from astro_tui.session import Session
-from tests.fake_openai import (
+from tests.support.fake_openai import (
     FakeOpenAI,
-    Respond,
     ScriptItem,
-    chunk,
-    cut,
     error,
-    finish_chunk,
-    reply,
-    role_chunk,
-    stall,
     text_reply,
     tool_call_reply,
 )
-from tests.test_security_sql import build_watched
+from tests.support.security_figures import CLI_FAULTS, FAULTS, HUGE_TEXT, Fault
+from tests.support.sql_corpus import build_watched
 
-Outcome = Literal["error", "recovered", "answer"]
-HUGE = 2_000_000
-HUGE_TEXT = "1,234 " * (HUGE // 6)  # numbers everywhere: the costliest text to scan for numbers
 GOOD_QUESTION = "how many orders are there?"
-SURROGATE_CHUNK = json.dumps(chunk({"content": "half a character: \ud83d"}), ensure_ascii=True)
 COUNT_SQL = "SELECT count(*) AS n FROM sales.orders"
 MAX_LOOP_GAP_S = 2.0  # a frozen loop, not a slow one: these machines are noisy
 
 
-def dead_url() -> str:
-    """A local port nothing listens on: connecting is refused at once."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}/v1"
-
-
-@dataclass(frozen=True)
-class Fault:
-    id: str
-    script: Callable[[], list[ScriptItem]]
-    outcome: Outcome
-    expect: str  # in the one message (error), the failed tool result or retry notice (recovered)
-    settings: dict[str, Any] = field(default_factory=dict)
-    exit_code: int = 1
-    unused: int = 0  # scripted replies the loop must never ask for (it stopped first)
-
-
-FAULTS: list[Fault] = [
-    Fault("connection-refused", lambda: [], "error", "connection refused", {"base_url": dead_url()}),
-    Fault(
-        "http-401",
-        lambda: [error(401, "Incorrect API key provided")],
-        "error",
-        "rejected the API key",
-        exit_code=2,
-    ),
-    Fault(
-        "http-404-unknown-model",
-        lambda: [error(404, "The model `fake-model` does not exist", code="model_not_found")],
-        "error",
-        "model 'fake-model' not found",
-        exit_code=2,
-    ),
-    Fault(
-        "http-429-retry-after",
-        lambda: [error(429, "Rate limit reached", retry_after=30)],
-        "error",
-        "asks to wait 30 s",
-    ),
-    Fault(
-        "http-429-retry-after-then-ok",
-        lambda: [error(429, "Rate limit reached", retry_after=0.2), text_reply("Waited, then answered.")],
-        "recovered",
-        "retrying in 0.2 s",
-        {"max_retries": 1},
-    ),
-    Fault(
-        "http-500",
-        lambda: [error(500, "the GPU caught fire")],
-        "error",
-        "failed (HTTP 500): the GPU caught fire",
-    ),
-    Fault("http-502-html", lambda: [Respond(502, "<html>bad gateway</html>")], "error", "HTTP 502"),
-    Fault(
-        "stalled-stream",
-        lambda: [stall(text_reply("I am thinking abo"), seconds=20)],
-        "error",
-        "stopped responding for 0.5 s",
-        {"read_timeout_s": 0.5},
-    ),
-    Fault(
-        "stream-cut-before-done",
-        lambda: [cut(text_reply("The answer is 4"), abrupt=True)],
-        "error",
-        "closed the connection in the middle of a reply",
-    ),
-    Fault(
-        "stream-ends-without-done",
-        lambda: [cut(text_reply("The answer is 4"), abrupt=False)],
-        "error",
-        "cut off before it finished",
-    ),
-    Fault("malformed-sse-chunk", lambda: [reply("{not json")], "error", "JSONDecodeError"),
-    Fault(
-        "error-event-mid-stream",
-        lambda: [reply(role_chunk(), {"error": {"message": "upstream died"}})],
-        "error",
-        "reported an error: upstream died",
-    ),
-    Fault("empty-reply", lambda: [reply(role_chunk(), finish_chunk("stop"))], "error", "empty reply"),
-    Fault(
-        "invalid-tool-json",
-        lambda: [tool_call_reply([("run_sql", '{"sql": "SELECT 1"')]), text_reply("Sorry, fixed.")],
-        "recovered",
-        "not valid JSON",
-    ),
-    Fault(
-        "unknown-tool",
-        lambda: [tool_call_reply([("drop_database", {"name": "all"})]), text_reply("Sorry, fixed.")],
-        "recovered",
-        "unknown tool 'drop_database'",
-    ),
-    Fault(
-        "endless-tool-calls",
-        lambda: [tool_call_reply([("read_context", {})]) for _ in range(5)],
-        "error",
-        "max_tool_calls = 3",
-        {"max_tool_calls": 3},
-        unused=2,
-    ),
-    Fault(
-        "lone-surrogate-in-reply",  # "\\ud800" is valid JSON but cannot be printed or saved as UTF-8
-        lambda: [reply(role_chunk(), SURROGATE_CHUNK, finish_chunk("stop"))],
-        "answer",
-        "half a character: \\ud83d",
-    ),
-    Fault(
-        "huge-text-reply",
-        lambda: [text_reply(HUGE_TEXT, chunk_size=65_536)],
-        "answer",
-        "1,234 1,234 1,234",
-    ),
-]
-CLI_FAULTS = ("http-401",)  # a real process costs ~4 s of CPU in imports; in-process covers the rest
 SECRET = "sk-fault-test-0123456789abcdef"
 
 

@@ -10,8 +10,6 @@ session of the same role (the sentinel), advisory locks, settings.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import re
 import socket
@@ -20,7 +18,6 @@ import sys
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
 
@@ -29,10 +26,19 @@ from astro_tui.data.cancel import CancelToken
 from astro_tui.data.database import Database
 from astro_tui.data.errors import DataError, GuardError, QueryCancelled, QueryError, QueryTimeout, TargetError
 from astro_tui.text import redact_url
-from tests.pg_server import DATABASE, OWNER, OWNER_PASSWORD, PgServer
-from tests.waiting import wait_for
+from tests.support import ROOT
+from tests.support.pg_server import DATABASE, OWNER_PASSWORD, PgServer
+from tests.support.postgres_attacks import (
+    CORPUS,
+    STOLEN,
+    active_queries,
+    fingerprint,
+    leaked_values,
+    sentinel,
+    server_state,
+)
+from tests.support.waiting import wait_for
 
-CORPUS = json.loads((Path(__file__).parent / "data" / "hostile_postgres.json").read_text())
 ENGINE_WRITES = (
     "INSERT INTO sales.customers VALUES (9001, 'Mallory', 'Nowhere', 'gold')",
     "UPDATE sales.orders SET amount = 0",
@@ -50,45 +56,7 @@ ENGINE_WRITES = (
 )
 CAPS = (None, 100)
 PRIVILEGES = re.compile(r"permission denied|must be (a )?superuser|privileges of")
-SENTINEL = "astro-sentinel"
-SETTINGS_SQL = "SELECT string_agg(name || '=' || setting, ',' ORDER BY name) FROM pg_settings"
-LARGE_OBJECT_SECRET = "astro-lo-secret-5b1e"
-SECURITY_MD = Path(__file__).resolve().parent.parent / "SECURITY.md"
-STOLEN = ("/tmp/astro-stolen.csv", "/tmp/astro-pwned", "/tmp/astro-lo")
-
-FINGERPRINT_SQL = """
-SELECT concat_ws(' | ',
-  (SELECT count(*) || ':' || md5(string_agg(t::text, ',' ORDER BY t.id)) FROM sales.orders t),
-  (SELECT count(*) || ':' || md5(string_agg(t::text, ',' ORDER BY t.id)) FROM sales.customers t),
-  (SELECT count(*) || ':' || md5(string_agg(t::text, ',' ORDER BY t.id)) FROM public.events t),
-  (SELECT string_agg(schemaname || '.' || sequencename || '=' || coalesce(last_value::text, 'null'), ',')
-     FROM pg_sequences),
-  (SELECT string_agg(n.nspname || '.' || c.relname || ':' || c.relkind::text, ','
-                     ORDER BY n.nspname, c.relname)
-     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname !~ '^pg_'
-       AND n.nspname <> 'information_schema'),
-  (SELECT string_agg(description, ',' ORDER BY objoid, objsubid) FROM pg_description
-     WHERE objoid >= 16384),
-  (SELECT string_agg(rolname || ':' || rolsuper::text, ',' ORDER BY rolname) FROM pg_roles),
-  (SELECT count(*) FROM pg_largeobject_metadata),
-  (SELECT string_agg(setconfig::text, ',') FROM pg_db_role_setting))
-"""
-
-
-HOSTILE_FINGERPRINT_SQL = """
-SELECT concat_ws(' | ',
-  (SELECT count(*) || ':' || md5(string_agg(t::text, ',' ORDER BY t.id)) FROM trojan.items t),
-  (SELECT count(*) FROM trojan.guarded),
-  (SELECT string_agg(lo.oid::text || ':' || md5(lo_get(lo.oid)), ',') FROM pg_largeobject_metadata lo),
-  (SELECT string_agg(p.proname, ',' ORDER BY p.proname) FROM pg_proc p
-     JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname IN ('trojan', 'public')),
-  (SELECT string_agg(c.relname, ',' ORDER BY c.relname) FROM pg_class c
-     JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname IN ('trojan', 'public')))
-"""
-
-
-def fingerprint(server: PgServer) -> str:
-    return server.psql(FINGERPRINT_SQL)
+SECURITY_MD = ROOT / "SECURITY.md"
 
 
 @pytest.fixture
@@ -96,15 +64,6 @@ def pg(pg_server: PgServer) -> Iterator[Database]:
     db = Database.open([pg_server.url()], Settings())
     yield db
     db.close()
-
-
-def active_queries(server: PgServer, needle: str) -> int:
-    return int(
-        server.psql(
-            "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' "
-            f"AND query LIKE '%{needle}%' AND pid <> pg_backend_pid()"
-        )
-    )
 
 
 # layer 1: PostgreSQL's parser -------------------------------------------------------------------------
@@ -123,50 +82,6 @@ def test_corpus_is_large_and_varied() -> None:
     } <= kinds
     assert {"sql-from-text", "hostile-database"} <= kinds
     assert len([e for e in CORPUS if e["kind"] == "field-notation-calls"]) >= 27
-
-
-@contextlib.contextmanager
-def sentinel(server: PgServer) -> Iterator[int]:
-    """Another session of the tables' owner, idle in a long query: what `pg_terminate_backend`
-    and `pg_cancel_backend` in the corpus aim at. Yields its backend pid."""
-    where = f"application_name = '{SENTINEL}'"
-    psql = [str(server.bin_dir / "psql"), "-X", "-q", "-h", str(server.socket_dir), "-p", str(server.port)]
-    child = subprocess.Popen(
-        [*psql, "-U", OWNER, "-d", DATABASE, "-c", "SELECT pg_sleep(3600)"],
-        env={**os.environ, "PGAPPNAME": SENTINEL},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        active = f"SELECT count(*) FROM pg_stat_activity WHERE {where} AND state = 'active'"
-        wait_for(lambda: server.psql(active) == "1", what="the sentinel session")
-        yield int(server.psql(f"SELECT pid FROM pg_stat_activity WHERE {where}"))
-    finally:
-        child.kill()
-        child.wait()
-        server.psql(f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE {where}")
-
-
-def server_state(server: PgServer, hostile: str) -> dict[str, str]:
-    """What must not change: both databases' data, and what outlives a transaction."""
-    return {
-        "shop": fingerprint(server),
-        "hostile": server.psql(HOSTILE_FINGERPRINT_SQL, db=hostile),
-        "advisory locks": server.psql("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"),
-        "settings": server.psql(SETTINGS_SQL),
-    }
-
-
-def leaked_values(server: PgServer) -> list[str]:
-    """Values the corpus tries to read; none may appear in anything astro prints."""
-    return [
-        server.psql("SHOW data_directory"),  # also the prefix of every path the server would show
-        str(server.socket_dir),
-        LARGE_OBJECT_SECRET,
-        "SCRAM-SHA-256$",  # a password hash
-        "scram-sha-256",  # pg_hba.conf
-        "postmaster.opts",  # a file of the data directory
-    ]
 
 
 def test_guard_refuses_the_whole_corpus_and_nothing_changes(pg_server: PgServer, pg_hostile: str) -> None:
@@ -424,8 +339,7 @@ def test_query_errors_are_one_line_with_hints(pg: Database) -> None:
 
 def test_security_md_postgres_figures_match_the_suite(pg_server: PgServer) -> None:
     """The PostgreSQL section's table is what the PostgreSQL security tests iterate over, row for row."""
-    from tests.test_postgres_calls import LEGIT
-    from tests.test_postgres_limits import MEMORY_LIMIT, OVER_THE_LIMIT
+    from tests.support.postgres_attacks import LEGIT, MEMORY_LIMIT, OVER_THE_LIMIT
 
     n = len(CORPUS)
     runnable = len([e for e in CORPUS if e["sql"].strip(" ;")])

@@ -24,24 +24,9 @@ from astro_tui.config import Settings, config_path
 from astro_tui.data.database import Database
 from astro_tui.headless.ask import run_ask
 from astro_tui.session import Session
-from tests.fake_openai import FakeOpenAI, ScriptItem, error, reply, role_chunk, tool_call_reply
-from tests.test_security_faults import dead_url
-from tests.test_security_sql import build_watched
-
-KEY = "sk-proj-secret-9f8e7d6c5b4a3210"
-MASKED = "sk-proj-****3210"
-
-# A server that echoes the key back, in every place a server can put text.
-ECHOES: dict[str, list[ScriptItem]] = {
-    "401": [error(401, f"Incorrect API key provided: {KEY}. You can find your API key at ...")],
-    "403": [error(403, f"Key {KEY} may not use this model")],
-    "404": [error(404, f"model not found for key {KEY}")],
-    "400": [error(400, f"bad request from {KEY}")],
-    "429": [error(429, f"rate limit for {KEY}", retry_after=60)],
-    "500": [error(500, f"internal error while serving Bearer {KEY}")],
-    "mid-stream": [reply(role_chunk(), {"error": {"message": f"upstream rejected {KEY}"}})],
-    "masked": [error(401, f"Incorrect API key provided: {MASKED}")],
-}
+from tests.support.fake_openai import FakeOpenAI, tool_call_reply
+from tests.support.security_figures import ECHOES, KEY, MASKED, dead_url
+from tests.support.sql_corpus import build_watched
 
 
 @pytest.fixture(scope="module")

@@ -13,11 +13,9 @@ and bad SQL are one line, never with the token.
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
@@ -28,16 +26,13 @@ from astro_tui.data.database import Database
 from astro_tui.data.engines.spark import guard
 from astro_tui.data.engines.spark.engine import SparkEngine
 from astro_tui.data.errors import GuardError, QueryError, TargetError
-from tests.spark_server import TOKEN, SparkServer
+from tests.support import ROOT
+from tests.support.spark_attacks import AIMED_AT, CORPUS, INERT, REFUSED, leaked_values
+from tests.support.spark_server import TOKEN, SparkServer
 
-CORPUS = json.loads((Path(__file__).parent / "data" / "hostile_spark.json").read_text())
-REFUSED = [e for e in CORPUS if not e.get("inert")]
-INERT = [e for e in CORPUS if e.get("inert")]
-"""`${…}` texts: refused where substitution is not proved off, plain text where it is."""
 SERVER_JUDGED = [e for e in REFUSED if not e.get("first_gate_only")]
 """What Spark's own reading must refuse alone: all but the first gate's own bounds on its parser."""
-SECURITY_MD = Path(__file__).parent.parent / "SECURITY.md"
-AIMED_AT = [Path("/tmp/astro-pwned"), Path("/tmp/astro-exfil")]
+SECURITY_MD = ROOT / "SECURITY.md"
 
 
 @pytest.fixture(scope="module")
@@ -115,14 +110,6 @@ def test_every_corpus_statement_is_refused_alone_by_the_guard() -> None:
     for entry in CORPUS:
         with pytest.raises(GuardError):
             guard.check(entry["sql"])
-
-
-def leaked_values(server: SparkServer) -> list[str]:
-    """What the outside test read through `${…}` and reflection: the server's paths."""
-    import os
-
-    java_home = os.environ.get("JAVA_HOME") or ""
-    return [v for v in (str(server.warehouse), str(Path.home()), java_home) if len(v) > 3]
 
 
 def session_state(engine: SparkEngine) -> tuple[object, ...]:

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
-from tests.waiting import HANG_GUARD_S
+from tests.support.waiting import HANG_GUARD_S
 
 if TYPE_CHECKING:
     from astro_tui.config import Settings

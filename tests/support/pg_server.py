@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import DATA
+
 OWNER = "owner"
 OWNER_PASSWORD = "s3cret-Pa55word"
 DATABASE = "shop"
@@ -178,7 +180,7 @@ def running_server(dataset: str | None = None) -> Iterator[PgServer]:
 
 
 HOSTILE_DATABASE = "trojans"
-_HOSTILE_SQL = Path(__file__).parent / "data" / "hostile_postgres_db.sql"
+_HOSTILE_SQL = DATA / "hostile_postgres_db.sql"
 _HOSTILE_AS_SUPERUSER = (
     "CREATE FUNCTION public.takes_locked(x trojan.locked_int) RETURNS int LANGUAGE sql STABLE AS 'SELECT 1'"
 )

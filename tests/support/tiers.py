@@ -4,7 +4,7 @@ A marker written by hand on each test drifts: the test starts a subprocess throu
 three calls down and nobody adds the mark. So the marks are derived at collection:
 
 - `postgres` / `spark`: the test's fixture closure holds the suite's server fixture, or its
-  code reaches `tests.pg_server` / `tests.spark_server` directly;
+  code reaches `tests.support.pg_server` / `tests.support.spark_server` directly;
 - `subprocess`: its code (or a fixture's, or a helper's in `tests/`, followed transitively)
   starts another program: `subprocess`, `asyncio`'s subprocess calls, an MCP stdio client,
   a notebook kernel;
@@ -27,10 +27,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 _SERVER_FIXTURES = {"pg_server": "postgres", "spark_server": "spark"}
-_SERVER_MODULES = {"tests.pg_server": "postgres", "tests.support.pg_server": "postgres"} | {
-    "tests.spark_server": "spark",
-    "tests.support.spark_server": "spark",
-}
+_SERVER_MODULES = {"tests.support.pg_server": "postgres", "tests.support.spark_server": "spark"}
 _SUBPROCESS_NAMES = frozenset({"Popen", "create_subprocess_exec", "create_subprocess_shell", "stdio_client"})
 _PROGRAM_MODULES = frozenset({"subprocess", "nbclient", "jupyter_client"})
 _UI_NAMES = frozenset({"run_test"})
@@ -122,5 +119,5 @@ def pytest_itemcollected(item: pytest.Item) -> None:
     """Before xdist reads `xdist_group` (in its collection hook), so the groups hold."""
     for name in sorted(marks_for(item)):
         item.add_marker(name)
-    if "serial" in item.keywords:
+    if item.get_closest_marker("serial"):
         item.add_marker(pytest.mark.xdist_group("serial"))

@@ -17,7 +17,7 @@ from textual.pilot import Pilot
 from astro_tui.config import Settings, state_dir
 from astro_tui.session import Session
 from astro_tui.ui.app import AstroApp
-from tests.waiting import HANG_GUARD_S, wait_for_async
+from tests.support.waiting import HANG_GUARD_S, wait_for_async
 
 SIZE = (160, 48)
 

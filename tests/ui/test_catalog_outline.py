@@ -20,8 +20,8 @@ from astro_tui.data.database import Database
 from astro_tui.data.errors import TargetError
 from astro_tui.session import CatalogLoaded, CatalogOutlined, Session, SessionEvent
 from astro_tui.ui.panes.catalog import CatalogTree
-from tests.test_ui_support import SIZE, make_app, plain, ready, wait_until
-from tests.waiting import HANG_GUARD_S, wait_for
+from tests.support.ui import SIZE, make_app, plain, ready, wait_until
+from tests.support.waiting import HANG_GUARD_S, wait_for
 
 
 @pytest.fixture

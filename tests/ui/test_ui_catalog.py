@@ -10,7 +10,7 @@ from textual.widgets import RichLog
 from astro_tui.data.catalog_model import Catalog, Column, Schema, Table
 from astro_tui.ui.panes.catalog import CHUNK, CatalogTree
 from astro_tui.ui.panes.shell import ShellInput
-from tests.test_ui_support import SIZE, make_app, plain, ready, shop_db, wait_until
+from tests.support.ui import SIZE, make_app, plain, ready, shop_db, wait_until
 
 __all__ = ["shop_db"]
 

@@ -12,7 +12,7 @@ from astro_tui.ui.widgets.answer_card import AnswerCard
 from astro_tui.ui.widgets.markdown_text import StreamingMarkdown
 from astro_tui.ui.widgets.tool_block import ToolBlock
 from astro_tui.ui.widgets.turn import ReasoningBlock
-from tests.fake_openai import (
+from tests.support.fake_openai import (
     FakeOpenAI,
     error,
     reasoning_reply,
@@ -20,7 +20,7 @@ from tests.fake_openai import (
     text_reply,
     tool_call_reply,
 )
-from tests.test_ui_support import (
+from tests.support.ui import (
     REVENUE_SQL,
     SIZE,
     log_text,
@@ -32,33 +32,10 @@ from tests.test_ui_support import (
     submit,
     wait_until,
 )
-from tests.waiting import HANG_GUARD_S
+from tests.support.ui_conversation import answer_script
+from tests.support.waiting import HANG_GUARD_S
 
 __all__ = ["shop_db"]
-
-TOTAL_SQL = "SELECT sum(amount) AS total FROM sales.orders"
-
-
-def answer_script() -> list[object]:
-    return [
-        tool_call_reply(
-            [("run_sql", {"sql": f"-- revenue by region\n{REVENUE_SQL}"})], text="Checking orders."
-        ),
-        tool_call_reply(
-            [
-                (
-                    "submit_result",
-                    {
-                        "inputs": {"rev": REVENUE_SQL, "total": TOTAL_SQL},
-                        "template": (
-                            "Total revenue was {{ total.value | money }} over {{ rev.row_count }} regions."
-                        ),
-                        "title": "Revenue by region",
-                    },
-                )
-            ]
-        ),
-    ]
 
 
 async def test_a_streamed_answer_appears(shop_db: Path, fake_openai: FakeOpenAI) -> None:

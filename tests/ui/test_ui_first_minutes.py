@@ -16,7 +16,7 @@ from astro_tui.ui.panes.shell import ShellLog, ShellPane
 from astro_tui.ui.widgets.command_lines import fit_command, howto_lines
 from astro_tui.ui.widgets.key_footer import KeyFooter
 from astro_tui.ui.widgets.question import QuestionInput
-from tests.test_ui_support import log_text, make_app, notifications, plain, ready, shop_db, submit, wait_until
+from tests.support.ui import log_text, make_app, notifications, plain, ready, shop_db, submit, wait_until
 
 __all__ = ["shop_db"]
 

@@ -12,64 +12,28 @@ from typing import Any
 
 import pyperclip
 import pytest
-from textual.pilot import Pilot
 
 from astro_tui.agent.cell_query import cell_query
 from astro_tui.agent.provenance import Source
 from astro_tui.ui.app import AstroApp
 from astro_tui.ui.screens.resume import ResumeScreen
 from astro_tui.ui.widgets.traced_answer import TracedAnswer, TracedText
-from tests.fake_openai import FakeOpenAI, tool_call_reply
-from tests.test_ui_support import (
+from tests.support.fake_openai import FakeOpenAI
+from tests.support.ui import (
     REVENUE_SQL,
     make_app,
     notifications,
     plain,
-    ready,
     shop_db,
     submit,
     wait_until,
 )
+from tests.support.ui_provenance import TOTAL_SQL, answer_script, answered
 
 __all__ = ["shop_db"]
 
-TOTAL_SQL = "SELECT sum(amount) AS total FROM sales.orders"
 UNORDERED_SQL = "SELECT region, count(*) AS orders FROM sales.orders GROUP BY region"
-TEMPLATE = (
-    "## Revenue by region\n\n"
-    "Total revenue was **{{ total.value | money }}**.\n\n"
-    "{% for r in rev.rows %}- {{ r.region }}: {{ r.revenue | money }} "
-    "({{ (r.revenue / total.value) | percent }})\n{% endfor %}"
-)
 SIZES = [(80, 24), (100, 30), (160, 48)]
-
-
-def answer_script() -> list[object]:
-    return [
-        tool_call_reply(
-            [
-                (
-                    "submit_result",
-                    {
-                        "inputs": {"rev": REVENUE_SQL, "total": TOTAL_SQL},
-                        "template": TEMPLATE,
-                        "title": "Revenue by region",
-                    },
-                )
-            ]
-        ),
-    ]
-
-
-async def answered(pilot: Pilot[Any]) -> TracedAnswer:
-    app = pilot.app
-    assert isinstance(app, AstroApp)
-    await ready(pilot)
-    await submit(pilot, "revenue by region?")
-    await wait_until(pilot, lambda: not app.conversation.running and app.query(TracedAnswer))
-    answer = app.query(TracedAnswer).last()
-    await wait_until(pilot, lambda: len(app.results.entries) >= 2)
-    return answer
 
 
 def highlighted(text: TracedText) -> str:

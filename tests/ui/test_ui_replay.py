@@ -9,9 +9,9 @@ import nbformat
 
 from astro_tui.ui.screens.confirm import ConfirmScreen
 from astro_tui.ui.screens.export import ExportScreen
-from tests.fake_openai import FakeOpenAI
-from tests.test_ui_provenance import TOTAL_SQL, answer_script, answered
-from tests.test_ui_support import REVENUE_SQL, make_app, notifications, shop_db, submit, wait_until
+from tests.support.fake_openai import FakeOpenAI
+from tests.support.ui import REVENUE_SQL, make_app, notifications, shop_db, submit, wait_until
+from tests.support.ui_provenance import TOTAL_SQL, answer_script, answered
 
 __all__ = ["shop_db"]
 

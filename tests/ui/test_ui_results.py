@@ -13,7 +13,7 @@ from textual.widgets import TabbedContent
 
 from astro_tui.config import Settings
 from astro_tui.ui.app import AstroApp
-from tests.test_ui_support import (
+from tests.support.ui import (
     REVENUE_SQL,
     SIZE,
     log_text,

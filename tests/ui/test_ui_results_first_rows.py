@@ -9,9 +9,9 @@ from textual.coordinate import Coordinate
 
 from astro_tui.config import Settings
 from astro_tui.data.engines.duckdb.pool import FIRST_ROWS
-from tests import test_ui_support as ui
-from tests.test_data_first_rows import slow_sql
-from tests.test_ui_support import shop_db
+from tests.support import ui
+from tests.support.slow import slow_sql
+from tests.support.ui import shop_db
 
 __all__ = ["shop_db"]
 

@@ -16,9 +16,9 @@ from textual.pilot import Pilot
 
 from astro_tui.config import Settings
 from astro_tui.ui.app import AstroApp
-from tests.fake_openai import FakeOpenAI, tool_call_reply
-from tests.test_ui_conversation import answer_script
-from tests.test_ui_support import REVENUE_SQL, make_app, ready, settled, shop_db, submit, wait_until
+from tests.support.fake_openai import FakeOpenAI, tool_call_reply
+from tests.support.ui import REVENUE_SQL, make_app, ready, settled, shop_db, submit, wait_until
+from tests.support.ui_conversation import answer_script
 
 __all__ = ["shop_db"]
 

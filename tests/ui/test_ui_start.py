@@ -12,7 +12,8 @@ from astro_tui.ui.actions import ACTIONS
 from astro_tui.ui.app import AstroApp
 from astro_tui.ui.panes.catalog import CatalogTree
 from astro_tui.ui.widgets.question import QuestionInput
-from tests.test_ui_support import (
+from tests.support import ROOT
+from tests.support.ui import (
     SIZE,
     log_text,
     make_app,
@@ -247,7 +248,7 @@ async def test_a_failing_worker_is_shown_and_the_app_keeps_running(shop_db: Path
     import re
 
     import astro_tui.ui
-    from tests.test_ui_support import notifications
+    from tests.support.ui import notifications
 
     def boom() -> None:
         raise RuntimeError("the chart library fell over")
@@ -363,7 +364,7 @@ _RESULT_IN_THE_APP = """
     import asyncio, json, sys
     from pathlib import Path
     from textual.worker import WorkerState
-    from tests.test_ui_support import SIZE, make_app, ready, submit, wait_until
+    from tests.support.ui import SIZE, make_app, ready, submit, wait_until
 
     SQL = (
         "/sql SELECT 'r' || range AS ascii, 'é' || range AS accented, chr(7) || 'bell' AS control, "
@@ -410,7 +411,7 @@ def test_a_result_and_the_warm_up_never_import_pandas(shop_db: Path) -> None:
     import sys
     import textwrap
 
-    root = Path(__file__).resolve().parent.parent
+    root = ROOT
     done = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(_RESULT_IN_THE_APP), str(shop_db)],
         capture_output=True,

@@ -7,7 +7,7 @@ from pathlib import Path
 import duckdb
 
 from astro_tui.ui.wording import counted
-from tests.test_ui_support import SIZE, make_app, notifications, plain, ready, submit, wait_until
+from tests.support.ui import SIZE, make_app, notifications, plain, ready, submit, wait_until
 
 
 def test_counted() -> None:

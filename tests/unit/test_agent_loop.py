@@ -40,7 +40,8 @@ from astro_tui.config import Settings
 from astro_tui.data.database import Database
 from astro_tui.llm import ReasoningDelta as LLMReasoningDelta
 from astro_tui.llm import TextDelta as LLMTextDelta
-from tests.fake_openai import (
+from tests.support.agent import build_shop
+from tests.support.fake_openai import (
     FakeOpenAI,
     cut,
     error,
@@ -52,8 +53,7 @@ from tests.fake_openai import (
     think_reply,
     tool_call_reply,
 )
-from tests.test_agent_tools import build_shop
-from tests.waiting import HANG_GUARD_S, wait_for_async
+from tests.support.waiting import HANG_GUARD_S, wait_for_async
 
 BY_REGION = "-- orders by region\nSELECT region, count(*) AS n FROM sales.orders GROUP BY 1 ORDER BY 1"
 TOTAL = "SELECT sum(amount) AS revenue FROM sales.orders"

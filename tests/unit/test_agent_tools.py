@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import atexit
 import json
 import os
-import shutil
-import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,55 +25,14 @@ from astro_tui.agent.conversations import (
 from astro_tui.agent.events import Answer
 from astro_tui.agent.history import Entry, History, Turn
 from astro_tui.agent.loop import Agent
-from astro_tui.agent.registry import ToolOutcome, ToolRegistry
+from astro_tui.agent.registry import ToolRegistry
 from astro_tui.agent.tools import build_registry
 from astro_tui.agent.tools.context import TURN_CANCEL, ToolContext
 from astro_tui.agent.workspace import Workspace, sql_description
 from astro_tui.catalog.introspect import load_catalog
 from astro_tui.config import Settings
 from astro_tui.data.database import CancelToken, Database
-
-_BUILT: list[Path] = []
-
-
-def build_shop(path: Path) -> Path:
-    """A copy of a small warehouse (two schemas, keys, comments, long text, an escape sequence).
-
-    Each test gets its own file: DuckDB shares one instance per path in a process,
-    and the data layer locks that instance's configuration.
-    """
-    if not _BUILT:
-        folder = Path(tempfile.mkdtemp(prefix="astro-shop-"))
-        atexit.register(shutil.rmtree, folder, True)
-        _BUILT.append(_create_shop(folder / "shop.duckdb"))
-    shutil.copyfile(_BUILT[0], path)
-    return path
-
-
-def _create_shop(path: Path) -> Path:
-    con = duckdb.connect(str(path))
-    con.execute(
-        """
-        CREATE SCHEMA sales;
-        CREATE SCHEMA marketing;
-        CREATE TABLE sales.customers(id INTEGER PRIMARY KEY, name VARCHAR, city VARCHAR);
-        COMMENT ON TABLE sales.customers IS 'People who bought something';
-        INSERT INTO sales.customers
-            VALUES (1, 'Ada', 'Berlin'), (2, 'Grace', 'Paris'), (3, 'Linus', 'Berlin');
-        CREATE TABLE sales.orders(
-            id INTEGER PRIMARY KEY, customer_id INTEGER REFERENCES sales.customers(id),
-            region VARCHAR, amount DECIMAL(10,2), ordered_at DATE, note VARCHAR);
-        COMMENT ON COLUMN sales.orders.amount IS 'Order total in EUR';
-        INSERT INTO sales.orders
-            SELECT i, i % 3 + 1, ['north','south','east'][i % 3 + 1], i * 1.5,
-                   DATE '2025-01-01' + i::INTEGER, repeat('x', 200)
-            FROM range(1, 101) t(i);
-        CREATE TABLE marketing.orders(id INTEGER, channel VARCHAR);
-        INSERT INTO marketing.orders VALUES (1, e'\\x1b[31mred\\x1b[0m');
-        """
-    )
-    con.close()
-    return path
+from tests.support.agent import build_shop, call
 
 
 @pytest.fixture
@@ -100,10 +56,6 @@ def ctx(shop_db: Database, tmp_path: Path) -> ToolContext:
 @pytest.fixture
 def registry(ctx: ToolContext) -> ToolRegistry:
     return build_registry(ctx)
-
-
-async def call(registry: ToolRegistry, name: str, **arguments: object) -> ToolOutcome:
-    return await registry.invoke(registry.parse("c1", name, json.dumps(arguments)))
 
 
 def test_the_ten_tools_have_the_designed_names_and_arguments(registry: ToolRegistry) -> None:

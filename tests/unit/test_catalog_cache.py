@@ -14,7 +14,7 @@ from astro_tui.data import catalog_cache
 from astro_tui.data.catalog_model import Catalog, Schema, Table
 from astro_tui.data.database import Database
 from astro_tui.data.errors import TargetError
-from tests.holders import holding_for_writing
+from tests.support.holders import holding_for_writing
 
 
 @pytest.fixture

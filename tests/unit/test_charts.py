@@ -20,7 +20,7 @@ from astro_tui.agent.charts import ChartChoice, ChartError, Series, build_chart_
 from astro_tui.config import Settings
 from astro_tui.data.database import Database
 from astro_tui.data.results import QueryResult
-from tests.test_ui_support import make_app, ready, submit, wait_until
+from tests.support.ui import make_app, ready, submit, wait_until
 
 REGIONS = (
     "select region_name, sum(net_revenue) as revenue from sales.daily_revenue group by 1 order by 2 desc"

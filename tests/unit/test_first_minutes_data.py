@@ -19,7 +19,7 @@ from astro_tui.cli import main
 from astro_tui.config import Settings
 from astro_tui.data.database import Database
 from astro_tui.data.errors import GuardError, QueryError, TargetError, lock_message
-from tests.holders import holding_for_writing
+from tests.support.holders import holding_for_writing
 
 
 def _write(path: Path, text: str) -> Path:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from openai.types.chat import ChatCompletionChunk
 
 from astro_tui.llm import Completion, DeltaAccumulator, ReasoningDelta, TextDelta
-from tests.fake_openai import (
+from tests.support.fake_openai import (
     reasoning_reply,
     text_reply,
     tool_call_reply,

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from astro_tui.llm import ChatClient, Completion, LLMError, ReasoningDelta, TextDelta, ToolCallDelta
-from tests.fake_openai import (
+from tests.support.fake_openai import (
     FakeOpenAI,
     chat_completion,
     chunk,
@@ -26,7 +26,7 @@ from tests.fake_openai import (
     text_reply,
     tool_call_reply,
 )
-from tests.waiting import HANG_GUARD_S
+from tests.support.waiting import HANG_GUARD_S
 
 MESSAGES = [{"role": "user", "content": "revenue by region?"}]
 TOOLS = [
@@ -233,7 +233,7 @@ async def test_500_until_retries_run_out(fake_openai: FakeOpenAI) -> None:
 
 
 async def test_non_json_error_body(fake_openai: FakeOpenAI) -> None:
-    from tests.fake_openai import Respond
+    from tests.support.fake_openai import Respond
 
     fake_openai.script(Respond(502, "<html><body>Bad Gateway</body></html>"))
     async with ChatClient(fake_openai.settings()) as client:

@@ -42,10 +42,10 @@ from astro_tui.data.database import Database
 from astro_tui.data.results import QueryResult
 from astro_tui.headless.ask import run_ask
 from astro_tui.session import Session
-from tests.fake_openai import FakeOpenAI, tool_call_reply
-from tests.pg_server import PgServer
-from tests.spark_server import SparkServer
-from tests.test_agent_tools import build_shop, call
+from tests.support.agent import build_shop, call
+from tests.support.fake_openai import FakeOpenAI, tool_call_reply
+from tests.support.pg_server import PgServer
+from tests.support.spark_server import SparkServer
 
 KINDS = ("int", "dec", "flt", "txt", "day", "ts", "flag")
 NUMERIC = ("int", "dec", "flt")

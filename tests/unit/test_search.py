@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -15,9 +14,10 @@ from astro_tui.config import Settings
 from astro_tui.data.catalog_model import Catalog, Column, Schema, Table
 from astro_tui.data.database import CancelToken, Database
 from astro_tui.data.errors import QueryCancelled, QueryError, QueryTimeout
-from tests.test_catalog_helpers import make_shop
+from tests.support import ROOT
+from tests.support.catalog import make_shop
 
-CONTEXT_NOTES = Path(__file__).resolve().parent.parent / "warehouse" / "context.md"
+CONTEXT_NOTES = ROOT / "warehouse" / "context.md"
 
 
 @pytest.fixture(scope="module")

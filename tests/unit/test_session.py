@@ -28,11 +28,11 @@ from astro_tui.session import (
     Session,
     SessionClosed,
 )
-from tests.fake_openai import FakeOpenAI, error, text_reply, tool_call_reply
-from tests.pg_server import PgServer
-from tests.test_engines import _imports
-from tests.test_ui_support import REVENUE_SQL, shop_db
-from tests.waiting import HANG_GUARD_S, wait_for
+from tests.support.fake_openai import FakeOpenAI, error, text_reply, tool_call_reply
+from tests.support.imports import _imports
+from tests.support.pg_server import PgServer
+from tests.support.ui import REVENUE_SQL, shop_db
+from tests.support.waiting import HANG_GUARD_S, wait_for
 
 __all__ = ["shop_db"]
 
@@ -110,6 +110,10 @@ def test_a_target_that_cannot_be_opened_is_one_line(tmp_path: Path) -> None:
 
 
 def test_events_say_what_happened_in_order(shop_db: Path, tmp_path: Path) -> None:
+    """With the catalog cached (as by any earlier test on this file, whichever worker runs it)
+    the cached outline is whole, so no `CatalogOutlined` comes before `CatalogLoaded`."""
+    with Session([str(shop_db)], Settings(), state_dir=tmp_path) as warm:
+        warm.open()
     seen: list[Any] = []
     session = Session([str(shop_db)], Settings(), state_dir=tmp_path)
     session.listen(seen.append)

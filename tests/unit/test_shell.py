@@ -14,7 +14,7 @@ from astro_tui.catalog.shell import Shell, ShellResult
 from astro_tui.config import Settings
 from astro_tui.data.catalog_model import Catalog
 from astro_tui.data.database import Database
-from tests.test_catalog_helpers import make_shop
+from tests.support.catalog import make_shop
 
 
 @pytest.fixture(scope="module")

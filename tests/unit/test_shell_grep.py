@@ -6,7 +6,6 @@ import re
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -15,7 +14,8 @@ from astro_tui.catalog.shell import Shell
 from astro_tui.config import Settings
 from astro_tui.data.catalog_model import Catalog, Column, Schema, Table
 from astro_tui.data.database import Database
-from tests.test_catalog_helpers import make_shop
+from tests.support import ROOT
+from tests.support.catalog import make_shop
 
 EMAIL_LINE = "  email        VARCHAR            Contact e-mail address."
 
@@ -221,7 +221,7 @@ _SYNTHETIC_PATTERNS = [
 
 @pytest.fixture(scope="module")
 def synthetic(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Catalog]:
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    sys.path.insert(0, str(ROOT))
     from bench.synthetic import synthetic_catalog_db
 
     path = synthetic_catalog_db(tmp_path_factory.mktemp("synthetic") / "s.duckdb", tables=120, columns=12)

@@ -23,10 +23,10 @@ from astro_tui.agent.history import Entry, Turn
 from astro_tui.agent.provenance import SavedAnswer, Source, Span
 from astro_tui.headless.evaluation import load_questions
 from astro_tui.text import json_inert
+from tests.support.security_figures import ROUND_TRIP_EXAMPLES
 
 BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 ODD = '\x00\x1b\x7f\x9b\u200e\u202e\u2066\ufeff\U0001f600\U00010000\U0010ffff\ud800\udfff"\\'
-ROUND_TRIP_EXAMPLES = 150
 """Conversations written and read back per run (SECURITY.md's figure)."""
 _PAIR = re.compile("([\ud800-\udbff])(?=[\udc00-\udfff])")
 
