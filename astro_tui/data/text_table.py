@@ -177,36 +177,119 @@ def write_table(result: QueryResult, out: IO[str], *, max_rows: int | None, max_
 
 def write_csv(result: QueryResult, out: IO[str]) -> None:
     """Every value whole (CSV is the data), inert, streamed a batch of rows at a time."""
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow([inert(c, keep_newlines=False) for c in result.columns])
-    for batch in _batches(result.table, None):
-        columns = [column.to_pylist() for column in batch.columns]
-        for row in zip(*columns, strict=True):
-            writer.writerow(["" if v is None else inert(_data_text(v)) for v in row])
+    _print_whole(CsvPrinter(out), result)
 
 
 def write_json(result: QueryResult, out: IO[str]) -> None:
     """One JSON object, the same text `json.dumps` makes of it whole, streamed a batch of rows
     at a time: UTF-8, with every control, bidi and surrogate character escaped."""
-    encode = json.JSONEncoder(ensure_ascii=False).encode
+    _print_whole(JsonPrinter(out), result)
 
-    def dump(value: object) -> str:
-        return json_inert(encode(value))
 
-    out.write('{"columns": ' + dump(result.columns) + ', "rows": [')
-    first = True
+def _print_whole(printer: CsvPrinter | JsonPrinter, result: QueryResult) -> None:
+    printer.begin(result.columns)
     for batch in _batches(result.table, None):
-        columns = [column.to_pylist() for column in batch.columns]
-        for row in zip(*columns, strict=True):
-            out.write(("" if first else ", ") + dump([json_safe(v) for v in row]))
-            first = False
-    tail = {
-        "row_count": result.row_count,
-        "truncated": result.truncated,
-        "elapsed_ms": round(result.elapsed_ms, 3),
-        "sql": result.sql,
-    }
-    out.write("], " + dump(tail)[1:] + "\n")
+        printer.write(batch)
+    printer.finish(result)
+
+
+class CsvPrinter:
+    """CSV printed as the rows are read (a `RowSink`): a header, then each batch's rows."""
+
+    def __init__(self, out: IO[str]) -> None:
+        self._writer = csv.writer(out, lineterminator="\n")
+
+    def start(self, schema: pa.Schema) -> None:
+        self.begin(list(schema.names))
+
+    def begin(self, columns: list[str]) -> None:
+        self._writer.writerow([inert(c, keep_newlines=False) for c in columns])
+
+    def write(self, batch: Any) -> None:
+        for part in _batches(batch, None):
+            columns = [column.to_pylist() for column in part.columns]
+            for row in zip(*columns, strict=True):
+                self._writer.writerow(["" if v is None else inert(_data_text(v)) for v in row])
+
+    def finish(self, result: QueryResult) -> None:
+        return None
+
+
+class JsonPrinter:
+    """JSON printed as the rows are read (a `RowSink`); the count, cut and time at the end."""
+
+    def __init__(self, out: IO[str]) -> None:
+        self._out = out
+        self._first = True
+        self._encode = json.JSONEncoder(ensure_ascii=False).encode
+
+    def _dump(self, value: object) -> str:
+        return json_inert(self._encode(value))
+
+    def start(self, schema: pa.Schema) -> None:
+        self.begin(list(schema.names))
+
+    def begin(self, columns: list[str]) -> None:
+        self._out.write('{"columns": ' + self._dump(columns) + ', "rows": [')
+
+    def write(self, batch: Any) -> None:
+        for part in _batches(batch, None):
+            columns = [column.to_pylist() for column in part.columns]
+            for row in zip(*columns, strict=True):
+                self._out.write(("" if self._first else ", ") + self._dump([json_safe(v) for v in row]))
+                self._first = False
+
+    def finish(self, result: QueryResult) -> None:
+        tail = {
+            "row_count": result.row_count,
+            "truncated": result.truncated,
+            "elapsed_ms": round(result.elapsed_ms, 3),
+            "sql": result.sql,
+        }
+        self._out.write("], " + self._dump(tail)[1:] + "\n")
+
+
+class TablePrinter:
+    """A text table from rows as they are read (a `RowSink`): its widths need every row, so
+    each batch is kept with its cells cut in Arrow to what a cell shows (`max_cell`), up to
+    `max_rows` rows, and the lines are printed at the end from those."""
+
+    def __init__(self, out: IO[str], *, max_rows: int | None, max_cell: int = 60) -> None:
+        self._out = out
+        self._max_rows = max_rows
+        self._max_cell = max_cell
+        self._schema: Any = None
+        self._kept: list[Any] = []
+        self._rows = 0
+
+    def start(self, schema: pa.Schema) -> None:
+        self._schema = schema
+
+    def write(self, batch: Any) -> None:
+        import pyarrow as pa
+
+        room = None if self._max_rows is None else self._max_rows - self._rows
+        if room is not None and room <= 0:
+            return
+        if room is not None and batch.num_rows > room:
+            batch = batch.slice(0, room)
+        columns = [_shown(column, self._max_cell + 1) for column in batch.columns]
+        self._kept.append(pa.RecordBatch.from_arrays(columns, names=list(self._schema.names)))
+        self._rows += batch.num_rows
+
+    def finish(self, result: QueryResult) -> None:
+        import dataclasses
+
+        import pyarrow as pa
+
+        table = pa.Table.from_batches(self._kept) if self._kept else self._schema.empty_table()
+        self._kept = []
+        write_table(
+            dataclasses.replace(result, table=table),
+            self._out,
+            max_rows=self._max_rows,
+            max_cell=self._max_cell,
+        )
 
 
 def _is_numeric(result: QueryResult, index: int) -> bool:

@@ -44,7 +44,7 @@ from astro_tui.data.errors import (
     one_line,
 )
 from astro_tui.data.input_limits import check_length
-from astro_tui.data.results import QueryResult
+from astro_tui.data.results import QueryResult, RowSink
 from astro_tui.data.scope import Scope
 
 if TYPE_CHECKING:
@@ -358,18 +358,28 @@ class DuckDBEngine(Engine):
         timeout: float | None,
         cancel: CancelToken | None,
         guarded: bool = True,
+        sink: RowSink | None = None,
     ) -> QueryResult:
         """`guarded=False` skips the guard (tests of the engine lock alone, never the app).
-        `first`: from the workers only (a one-shot command prints the whole result)."""
+        `first`: from the workers only (a one-shot command prints the whole result). `sink`:
+        taken by a one-shot command's own process (`inline.py`), which prints as it reads."""
         started = time.perf_counter()
+        streamed = isinstance(self._pool, InlineRunner) and sink is not None
         try:
-            table, truncated, total, ran = self._pool.run(
-                statement, cap=cap, timeout=timeout, cancel=cancel, guard=guarded, first=first
-            )
+            if streamed:
+                assert isinstance(self._pool, InlineRunner) and sink is not None
+                table, truncated, total, ran, count = self._pool.stream(
+                    statement, sink, cap=cap, timeout=timeout, cancel=cancel, guard=guarded
+                )
+            else:
+                count = None
+                table, truncated, total, ran = self._pool.run(
+                    statement, cap=cap, timeout=timeout, cancel=cancel, guard=guarded, first=first
+                )
         except QueryError as exc:
             raise self._with_file_tables(exc) from None
         elapsed = (time.perf_counter() - started) * 1000
-        return QueryResult(ran, table, truncated, elapsed, cap, total_rows=total)
+        return QueryResult(ran, table, truncated, elapsed, cap, total_rows=total, streamed=count)
 
     def _with_file_tables(self, exc: QueryError) -> QueryError:
         """A missing table that DuckDB has no guess for, over file targets: name the tables
