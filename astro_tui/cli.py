@@ -376,11 +376,12 @@ def sql(sql: str | None, targets: tuple[str, ...], sql_file: str | None, fmt: st
 def _refuse_unknown_options(ctx: click.Context, words: tuple[str | None, ...]) -> None:
     """`astro sql` lets its SQL start with a dash (`-- a comment` on the first line), so click
     passes unknown options through; a word that is spelled as an option is refused here."""
-    import difflib
     import re
 
     for word in words:
         if word is not None and re.fullmatch(r"--?[A-Za-z][\w-]*(=.*)?", word):
+            import difflib
+
             known = [opt for param in ctx.command.params for opt in param.opts if opt.startswith("-")]
             close = difflib.get_close_matches(word.split("=")[0], known, n=1)
             raise click.NoSuchOption(word.split("=")[0], possibilities=close, ctx=ctx)

@@ -21,7 +21,7 @@ from astro_tui.data.database import Database
 from astro_tui.headless.ask import run_ask
 from astro_tui.session import Session
 from tests.fake_openai import FakeOpenAI, stall, text_reply
-from tests.test_ask import warehouse
+from tests.test_ask import _Terminal, warehouse
 from tests.waiting import HANG_GUARD_S, wait_for
 
 __all__ = ["warehouse"]
@@ -93,11 +93,6 @@ def test_json_is_one_object_whatever_fails(args: list[str], code: int, error: st
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("astro: ")
     if args[0] == "ask":
         assert record["question"] == "q?" and record["answer"] is None and record["conversation_id"] is None
-
-
-class _Terminal(io.StringIO):
-    def isatty(self) -> bool:
-        return True
 
 
 async def test_ask_says_whom_it_waits_for_until_the_first_word(
