@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -497,7 +497,7 @@ class ResultsPane(Vertical):
         from astro_tui.ui import charting
 
         try:
-            series = charting.prepare(result.table, choice)
+            series = charting.prepare(result.table, choice, total=charting.rows_of(result))
         except ValueError as exc:
             self.post_message(self.ChartPrepared(entry_id, None, str(exc)))
             return
@@ -513,11 +513,18 @@ class ResultsPane(Vertical):
             plot.display = False
             return
         choice = self.current.chart
-        how = f"{choice.kind} · x {choice.x or '—'} · y {', '.join(choice.y)}" if choice else ""
-        source = "from the answer" if self.current.chart_from_answer else "k kind · x / y columns"
+        series = message.series
+        how = ""
+        if choice is not None and choice.kind == "hist":
+            how = f"histogram of {', '.join(choice.y)}"
+        elif choice is not None:
+            how = f"{choice.kind} · x {choice.x or '—'} · y {', '.join(choice.y)}"
+        if series.note:  # which rows of how many: said here, where it is never cut off
+            how += f" · {series.note}"
+        source = "from the answer" if self.current.chart_from_answer else "keys k, x, y change it"
         plot.display = True
-        self._chart_note(f"{inert(how, keep_newlines=False)}   ({source})")
-        plot.show(message.series)
+        self._chart_note(f"{inert(how, keep_newlines=False)} ({source})")
+        plot.show(replace(series, note=""))
 
     def _plot(self) -> Any:
         """The plot widget, created on first use: plotext is not needed to start the app."""
