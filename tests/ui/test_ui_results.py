@@ -145,9 +145,36 @@ async def test_export_key_asks_for_a_path(shop_db: Path, tmp_path: Path) -> None
         await wait_until(pilot, lambda: app.results.current is not None)
         await pilot.press("ctrl+s")
         field = app.screen.query_one("#export-input")
+        error = app.screen.query_one("#export-error")
+        # a refused answer stays in the box, its reason under it (issue 37: the dialog closed)
+        for typed, reason in (
+            (f"csv {tmp_path / 'no' / 'dir' / 'picked.csv'}", "no such directory"),
+            (f"parquet {target}", "picked.csv is named as csv but the format is parquet"),
+            (f"csv {tmp_path}", "is a directory"),
+            ("tsv x.tsv", "unknown format"),
+        ):
+            field.value = typed
+            await pilot.press("enter")
+            await wait_until(pilot, lambda reason=reason: reason in plain(error) and error.display)
+            assert field.value == typed and "\n" not in plain(error).strip()
         field.value = f"csv {target}"
+        await wait_until(pilot, lambda: not error.display)
         await pilot.press("enter")
         await wait_until(pilot, target.exists)
+        assert not (tmp_path / "no").exists() and target.read_text().startswith('"region"')
+
+        # declining to replace a file comes back to the dialog with what was typed
+        from astro_tui.ui.screens.confirm import ConfirmScreen
+        from astro_tui.ui.screens.export import ExportScreen
+
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: isinstance(app.screen, ExportScreen))
+        app.screen.query_one("#export-input").value = f"csv {target}"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("n")
+        await wait_until(pilot, lambda: isinstance(app.screen, ExportScreen))
+        assert app.screen.query_one("#export-input").value == f"csv {target}"
 
 
 async def test_results_list_and_chart_keys(shop_db: Path) -> None:
@@ -246,6 +273,12 @@ async def test_export_asks_before_overwriting_and_never_creates_directories(
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("n")
         await wait_until(pilot, lambda: any("left as it was" in n for n in notifications(app)))
+        assert target.read_text() == "keep me\n"
+
+        await submit(pilot, f"/export parquet {target}")  # a CSV's name, Parquet inside: refused
+        await wait_until(
+            pilot, lambda: any("named as csv but the format is parquet" in n for n in notifications(app))
+        )
         assert target.read_text() == "keep me\n"
 
         await submit(pilot, f"/export csv {target}")

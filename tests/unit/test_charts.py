@@ -16,11 +16,20 @@ import pyarrow as pa
 import pytest
 
 from astro_tui.agent.chart_draw import draw, render_text
-from astro_tui.agent.charts import ChartChoice, ChartError, Series, build_chart_spec, default_choice, prepare
+from astro_tui.agent.charts import (
+    ChartChoice,
+    ChartError,
+    Series,
+    build_chart_spec,
+    default_choice,
+    id_like,
+    prepare,
+    rows_of,
+)
 from astro_tui.config import Settings
 from astro_tui.data.database import Database
 from astro_tui.data.results import QueryResult
-from tests.support.ui import make_app, ready, submit, wait_until
+from tests.support.ui import make_app, plain, ready, submit, wait_until
 
 REGIONS = (
     "select region_name, sum(net_revenue) as revenue from sales.daily_revenue group by 1 order by 2 desc"
@@ -229,6 +238,36 @@ def test_default_axes_put_a_label_on_x_and_a_measure_on_y(sample_db: Database) -
             assert choice.y == [y], (sql, choice)
 
 
+def test_ids_and_hashes_are_not_the_default_x(sample_db: Database) -> None:
+    """Issue 37: a table with an id, an md5 and a measure drew 60 bars over the md5."""
+    sql = (
+        "SELECT range AS id, md5(range::VARCHAR) AS fingerprint, (range % 97) * 1.5 AS amount, "
+        "['north', 'south'][1 + range % 2] AS region FROM range({n})"
+    )
+    table = sample_db.execute(sql.format(n=5000)).table
+    assert id_like(table, "fingerprint") and id_like(table, "id") and not id_like(table, "region")
+    assert default_choice(table) == ChartChoice("bar", "region", ["amount"])
+    no_label = table.drop_columns(["region"])
+    assert default_choice(no_label) == ChartChoice("hist", None, ["amount"]), "a distribution, not 60 ids"
+    few = sample_db.execute(sql.format(n=12)).table.drop_columns(["region"])
+    assert default_choice(few) == ChartChoice("bar", "id", ["amount"]), "every row fits: one bar each"
+
+
+def test_a_chart_says_which_rows_of_how_many_it_draws(sample_db: Database) -> None:
+    table = sample_db.execute("SELECT range AS n, range % 7 AS v FROM range(1000)").table
+    bars = prepare(table, ChartChoice("bar", "n", ["v"]))
+    assert bars.note == "rows 1–60 of 1,000" and len(bars.xs) == 60
+    cut = QueryResult("q", table, True, 1.0, total_rows=1_500_000)
+    assert rows_of(cut) == "1,500,000"
+    assert prepare(table, ChartChoice("bar", "n", ["v"]), total=rows_of(cut)).note == "rows 1–60 of 1,500,000"
+    unknown = QueryResult("q", table, True, 1.0)
+    assert prepare(table, ChartChoice("hist", None, ["v"]), total=rows_of(unknown)).note == (
+        "rows 1–1,000 of more than 1,000"
+    )
+    assert rows_of(QueryResult("q", table, False, 1.0)) is None
+    assert prepare(table, ChartChoice("line", "n", ["v"])).note == ""
+
+
 def test_a_spec_with_one_column_on_both_axes_is_refused(regions: pa.Table) -> None:
     result = QueryResult(REGIONS, regions, False, 1.0)
     with pytest.raises(ChartError, match="diagonal"):
@@ -261,6 +300,10 @@ async def test_the_chart_tab_at_each_size_and_zoomed(sample_path: Path, size: tu
         await wait_until(pilot, lambda: app.screen.maximized is not None)
         await pilot.pause()
         _check_bars(plot.render().plain, labels)
+        note = plain(app.query_one("#chart-note"))
+        assert note.startswith("bar · x region_name · y revenue") and note.endswith("change it)"), note
+        room = app.query_one("#chart-note").content_size
+        assert room.width * room.height >= len(note), "the header wraps; it is not cut (issue 37)"
         entry = app.results.current
         for key in ("x", "y", "x"):  # two columns: neither key may put both axes on one
             await pilot.press(key)
