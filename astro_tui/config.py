@@ -19,6 +19,8 @@ ENV_VARS: dict[str, str] = {
     "OPENAI_API_KEY": "api_key",
     "OPENAI_BASE_URL": "base_url",
     "ASTRO_MODEL": "model",
+    "ASTRO_TOOL_PROTOCOL": "tool_protocol",
+    "ASTRO_AGENT_PROFILE": "agent_profile",
 }
 
 
@@ -51,6 +53,15 @@ class Settings:
     max_tool_calls: int = 20
     max_completions: int = 30
     max_reasks: int = 1
+    tool_protocol: str = "native"
+    """`native`: tools go in the request's `tools` field; `text`: astro writes them into the system
+    prompt and reads `<tool_call>` blocks back, as the model's own chat template does, for servers
+    that cannot carry tools (llama-cpp-python's stock server)."""
+    agent_profile: str = "full"
+    """`full`: every tool and the whole prompt; `small`: run_sql and a plain-text answer traced to
+    cells, for models of a few billion parameters that cannot follow the full protocol."""
+    schema_prompt_tokens: int = 3_000
+    """The schema goes into the system prompt when its digest fits this many tokens (0: never)."""
 
     theme: str | None = None
     connections: dict[str, str] = field(default_factory=dict, compare=False)
@@ -76,6 +87,10 @@ class Settings:
             if kind is str:
                 if value is not None and not isinstance(value, str):
                     raise ConfigError(f"setting {spec.name}: expected text, got {value!r}")
+                allowed = _CHOICES.get(spec.name)
+                if allowed is not None and value not in allowed:
+                    choices = ", ".join(allowed)
+                    raise ConfigError(f"setting {spec.name}: expected one of {choices}, got {value!r}")
                 continue
             if isinstance(value, bool) or not isinstance(value, int | float):
                 raise ConfigError(f"setting {spec.name}: expected a number, got {value!r}")
@@ -121,8 +136,16 @@ _FIELD_KINDS: dict[str, type] = {
     "max_tool_calls": int,
     "max_completions": int,
     "max_reasks": int,
+    "tool_protocol": str,
+    "agent_profile": str,
+    "schema_prompt_tokens": int,
     "connections": dict,
     "hide": tuple,
+}
+
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "tool_protocol": ("native", "text"),
+    "agent_profile": ("full", "small"),
 }
 
 
