@@ -278,6 +278,7 @@ def test_json_shape(fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch, tm
         "verified",
         "tool_calls",
         "tokens",
+        "prompt_tokens",
         "seconds",
         "answer_sql",
         "matched",
@@ -285,7 +286,7 @@ def test_json_shape(fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch, tm
         "db",
     }
     assert first["id"] == "7" and first["db"] == "shop" and first["answer_sql"] == [REGIONS]
-    assert first["tool_calls"] == 2 and first["tokens"] > 0
+    assert first["tool_calls"] == 2 and first["tokens"] > first["prompt_tokens"] > 0
     assert second["id"] == "2" and second["status"] == "unverified" and second["correct"] is False
 
 
