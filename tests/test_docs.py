@@ -1,6 +1,6 @@
 """Every fenced shell and Python example of the documentation runs as written.
 
-The pages: README.md, warehouse/README.md and every docs/**/*.md. The blocks: ```sh, ```bash,
+The pages: README.md, CONTRIBUTING.md, warehouse/README.md and every docs/**/*.md. The blocks: ```sh, ```bash,
 ```console and ```python (```toml and ```json are files, not commands). Each runs in a
 folder of its own holding the files the examples name (`flights.csv`, `shop.duckdb`, … made
 by `_make_files`), with the suite's sample warehouse and no model configured:
@@ -40,7 +40,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = sorted(
-    [ROOT / "README.md", ROOT / "warehouse" / "README.md", *(ROOT / "docs").glob("**/*.md")],
+    [
+        ROOT / "README.md",
+        ROOT / "CONTRIBUTING.md",
+        ROOT / "warehouse" / "README.md",
+        *(ROOT / "docs").glob("**/*.md"),
+    ],
     key=lambda p: str(p),
 )
 RUN = ("sh", "bash", "shell", "console", "python", "py")
