@@ -348,7 +348,7 @@ def test_notebooks_and_marimo_files_hold_every_text_as_an_exact_python_literal(t
                 assert "pwned" not in ast.unparse(tree) and "touch" not in ast.unparse(tree), case.name
 
 
-SECURITY_MD = Path(__file__).resolve().parent.parent / "SECURITY.md"
+EVIDENCE_MD = Path(__file__).resolve().parent.parent / "docs" / "security-evidence.md"
 
 
 def _decided(client: str) -> int:
@@ -376,7 +376,7 @@ def test_security_md_states_these_figures() -> None:
         "Of those, a marker command run otherwise than the reader said": "0",
         "Notebooks and marimo files checked for exact literals": str(len(CASES) * 3 * 2),
     }
-    text = SECURITY_MD.read_text(encoding="utf-8")
+    text = EVIDENCE_MD.read_text(encoding="utf-8")
     section = text.split("## What astro writes: replay scripts and notebooks", 1)[1].split("\n## ", 1)[0]
     rows = dict(
         (cells[0], cells[1])

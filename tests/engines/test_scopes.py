@@ -33,7 +33,7 @@ from tests.support.scopes import (
 HIDDEN_VALUES = ("987654", "876543", "98765", "87654", "TOPSECRETNOTE")
 """The salaries, the bonuses computed from them, the hidden table's note."""
 HIDDEN_NAMES = ("salary", "bonus", "reviews", "topsecretnote", "pay")
-SECURITY_MD = ROOT / "SECURITY.md"
+EVIDENCE_MD = ROOT / "docs" / "security-evidence.md"
 
 LEAKS = [
     # the column, named
@@ -348,7 +348,7 @@ def scope_figures() -> dict[str, str]:
 
 
 def test_security_md_scope_figures_match_the_suite() -> None:
-    section = SECURITY_MD.read_text(encoding="utf-8").split("## Scopes", 1)[1].split("\n## ", 1)[0]
+    section = EVIDENCE_MD.read_text(encoding="utf-8").split("## Scopes", 1)[1].split("\n## ", 1)[0]
     rows = {}
     for line in section.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")] if line.startswith("|") else []

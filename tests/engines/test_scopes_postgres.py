@@ -42,7 +42,7 @@ HIDDEN_NAMES = (
     "rich",
     "secured",
 )
-SECURITY_MD = ROOT / "SECURITY.md"
+EVIDENCE_MD = ROOT / "docs" / "security-evidence.md"
 
 SETUP = """
 CREATE SCHEMA hr;
@@ -504,7 +504,7 @@ def scope_figures() -> dict[str, str]:
 
 
 def test_security_md_scope_figures_match_the_suite() -> None:
-    text = SECURITY_MD.read_text(encoding="utf-8")
+    text = EVIDENCE_MD.read_text(encoding="utf-8")
     section = text.split("## Scopes on PostgreSQL", 1)[1].split("\n## ", 1)[0]
     rows = {}
     for line in section.splitlines():

@@ -35,7 +35,7 @@ HIDE = ("hr.people.salary", "hr.reviews", "hr.people.bonus")
 HIDDEN_VALUES = ("987654", "876543", "TOPSECRETNOTE")
 """The salaries and the hidden table's note."""
 HIDDEN_NAMES = ("salary", "reviews", "topsecretnote", "pay", "rich", "note", "person_id")
-SECURITY_MD = ROOT / "SECURITY.md"
+EVIDENCE_MD = ROOT / "docs" / "security-evidence.md"
 
 SETUP = [
     "CREATE DATABASE hr",
@@ -365,6 +365,6 @@ def scope_figures() -> dict[str, str]:
 
 
 def test_security_md_spark_scope_figures_match_the_suite() -> None:
-    section = SECURITY_MD.read_text(encoding="utf-8").split("## Scopes on Spark Connect", 1)[1]
+    section = EVIDENCE_MD.read_text(encoding="utf-8").split("## Scopes on Spark Connect", 1)[1]
     rows = re.findall(r"^\| ([^|]+?) \| ([^|]+?) \|", section.split("\n## ", 1)[0], re.M)
     assert dict(rows[1:]) == scope_figures() and rows[0] == ("What", "Figure")

@@ -9,7 +9,7 @@
 - the template renderer: a `Rendered` or a `TemplateError`, nothing else;
 - the stream accumulator: any sequence of JSON-object chunks gives a `Completion`.
 
-Bounded for CI: `FUZZ_EXAMPLES` is how many examples each target runs (SECURITY.md
+Bounded for CI: `FUZZ_EXAMPLES` is how many examples each target runs (docs/security-evidence.md
 quotes these figures; `test_security_doc.py` checks them), no deadline, no example
 database written into the working tree.
 """

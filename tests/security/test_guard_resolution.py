@@ -178,7 +178,7 @@ def test_a_file_shadowing_built_ins_elsewhere_still_runs_the_legitimate_corpus(
 
 
 def test_security_md_gives_this_corpus_as_it_is() -> None:
-    text = (ROOT / "SECURITY.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "security-evidence.md").read_text(encoding="utf-8")
     section = text.split("\n## DuckDB\n", 1)[1].split("\n## ", 1)[0]
     order = ["named_elsewhere", "shadow", "view", "generated", "hidden_default", "table_macro", "odd_name"]
     counts = ", ".join(str(sum(a["kind"] == k for a in ATTACKS)) for k in order)

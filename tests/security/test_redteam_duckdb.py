@@ -143,7 +143,7 @@ def test_a_truncated_scan_counts_the_table_the_statement_read(tmp_path: Path) ->
     strict=True,
     reason="a Parquet target is a view over its absolute path and a CSV target's table keeps "
     "`from <path>` as its comment; both are in the catalog (duckdb_views(), duckdb_tables()) "
-    "the model may read (SECURITY.md, known gaps)",
+    "the model may read (docs/security-evidence.md, DuckDB, known gaps)",
 )
 def test_a_file_targets_path_is_not_shown(tmp_path: Path) -> None:
     data = tmp_path / "private-folder"

@@ -4,7 +4,7 @@ Each test is named for the class of its finding: `leak` (the server's paths, set
 `limits` (astro's own work, or the statement on the server, outliving the time limit or the
 memory limit), `lifecycle` (a statement left running after astro exits) and `legit`
 (a query an analyst would write, refused). The findings fixed on this branch pass; those
-astro cannot stop are strict xfails, listed in SECURITY.md's Spark known gaps.
+astro cannot stop are strict xfails, listed in docs/security-evidence.md's Spark known gaps.
 
 The server-side tests read the Spark server's own CPU time (from /proc, the server being a
 child of this test session): a statement stopped at the time limit leaves the server idle,
@@ -274,7 +274,7 @@ GAP_REGEX = "^(.*a){7}b"
 def test_known_gap_a_computation_that_never_checks_runs_on_past_the_time_limit(
     spark_server: SparkServer, sql: str
 ) -> None:
-    """Not fixed (SECURITY.md, Spark, "analysis is not free"); asserted so that a fix shows. Folded
+    """Not fixed (docs/security-evidence.md, Spark, "analysis is not free"); asserted so that a fix shows. Folded
     by the optimizer, the regex runs in the verdict's EXPLAIN on a server thread astro stops
     waiting for; on a column, it runs in a task that the interrupt marks killed but that never
     checks. astro reports the time limit at once; the server is still computing after it. (As a
@@ -283,7 +283,7 @@ def test_known_gap_a_computation_that_never_checks_runs_on_past_the_time_limit(
     wait_for(_server_idle(pid), what="the server to be idle before the test")
     with Database.open([spark_server.url], Settings()) as db, pytest.raises(QueryTimeout):
         db.execute(sql, timeout=1)
-    assert _computing(pid), "the server stopped the computation: the gap is closed, update SECURITY.md"
+    assert _computing(pid), "the server stopped the computation: the gap is closed, update docs/security-evidence.md"
     wait_for(_server_idle(pid), timeout=600, what="the computation to end on the server")
 
 
@@ -303,7 +303,7 @@ hold the suite's server for long when the test fails."""
             signal.SIGKILL,
             marks=pytest.mark.xfail(
                 strict=True,
-                reason="known gap (SECURITY.md, Spark): after SIGKILL nothing of astro's runs to "
+                reason="known gap (docs/security-evidence.md, Spark): after SIGKILL nothing of astro's runs to "
                 "interrupt; the server keeps the detached operation (non-reattachable tried: same)",
             ),
         ),

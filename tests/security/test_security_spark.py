@@ -32,7 +32,7 @@ from tests.support.spark_server import TOKEN, SparkServer
 
 SERVER_JUDGED = [e for e in REFUSED if not e.get("first_gate_only")]
 """What Spark's own reading must refuse alone: all but the first gate's own bounds on its parser."""
-SECURITY_MD = ROOT / "SECURITY.md"
+EVIDENCE_MD = ROOT / "docs" / "security-evidence.md"
 
 
 @pytest.fixture(scope="module")
@@ -282,7 +282,7 @@ def test_query_errors_are_one_line_with_sparks_hints(spark: Database) -> None:
         spark.execute("SELECT * FROM sales.nope")
 
 
-# SECURITY.md ------------------------------------------------------------------------------------------
+# docs/security-evidence.md ------------------------------------------------------------------------------------------
 
 
 def test_security_md_spark_figures_match_the_suite(spark: Database, spark_server: SparkServer) -> None:
@@ -302,7 +302,7 @@ def test_security_md_spark_figures_match_the_suite(spark: Database, spark_server
         "Server paths (home, Java home, warehouse) in any refusal": "0",
         "Bad targets tested, each one line without the token": str(len(bad_targets(spark_server))),
     }
-    text = SECURITY_MD.read_text(encoding="utf-8")
+    text = EVIDENCE_MD.read_text(encoding="utf-8")
     section = text.split("## Spark", 1)[1].split("\n## ", 1)[0]
     rows = {}
     for line in section.splitlines():

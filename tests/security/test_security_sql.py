@@ -11,7 +11,7 @@ the two locks separately and together:
 - `astro sql`, the route a person uses, refuses all of them with one line.
 
 `test_security_agent.py` sends the same corpus through the model's `run_sql` tool; the
-helpers here are shared with it (and with SECURITY.md's figures).
+helpers here are shared with it (and with docs/security-evidence.md's figures).
 """
 
 from __future__ import annotations

@@ -3,6 +3,6 @@
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-"""The checkout: README.md, SECURITY.md, pyproject.toml, warehouse/."""
+"""The checkout: README.md, SECURITY.md, docs/, pyproject.toml, warehouse/."""
 DATA = ROOT / "tests" / "data"
 """The corpora and hostile databases the tests read."""

@@ -1,4 +1,4 @@
-"""The corpora and counts the security tests run and SECURITY.md quotes
+"""The corpora and counts the security tests run and docs/security-evidence.md quotes
 (tests/security/test_security_doc.py holds them equal).
 """
 

@@ -27,7 +27,7 @@ from tests.support.security_figures import ROUND_TRIP_EXAMPLES
 
 BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 ODD = '\x00\x1b\x7f\x9b\u200e\u202e\u2066\ufeff\U0001f600\U00010000\U0010ffff\ud800\udfff"\\'
-"""Conversations written and read back per run (SECURITY.md's figure)."""
+"""Conversations written and read back per run (docs/security-evidence.md's figure)."""
 _PAIR = re.compile("([\ud800-\udbff])(?=[\udc00-\udfff])")
 
 # A high surrogate followed by a low one is one character to JSON (`"\ud83d\ude00"` reads back as
