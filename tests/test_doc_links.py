@@ -58,9 +58,8 @@ def broken_links(page: Path, text: str) -> list[str]:
         where = (page.parent / path).resolve()
         if not where.exists():
             broken.append(f"{target}: no such file")
-        elif anchor and where.suffix == ".md":
-            if anchor not in anchors(where.read_text(encoding="utf-8")):
-                broken.append(f"{target}: no such heading in {where.name}")
+        elif anchor and where.suffix == ".md" and anchor not in anchors(where.read_text(encoding="utf-8")):
+            broken.append(f"{target}: no such heading in {where.name}")
     return broken
 
 
@@ -82,7 +81,9 @@ def test_the_readme_links_to_every_docs_page() -> None:
 
 
 def test_a_broken_link_or_anchor_is_found(tmp_path: Path) -> None:
-    (tmp_path / "other.md").write_text("# Other page\n\n## Twice\n\n## Twice\n\n```sh\n# not a heading\n```\n")
+    (tmp_path / "other.md").write_text(
+        "# Other page\n\n## Twice\n\n## Twice\n\n```sh\n# not a heading\n```\n"
+    )
     page = tmp_path / "page.md"
     text = (
         "# Page\n\n[ok](other.md#other-page) [repeat](other.md#twice-1) [self](#page) "

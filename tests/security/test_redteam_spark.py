@@ -274,8 +274,8 @@ GAP_REGEX = "^(.*a){7}b"
 def test_known_gap_a_computation_that_never_checks_runs_on_past_the_time_limit(
     spark_server: SparkServer, sql: str
 ) -> None:
-    """Not fixed (docs/security-evidence.md, Spark, "analysis is not free"); asserted so that a fix shows. Folded
-    by the optimizer, the regex runs in the verdict's EXPLAIN on a server thread astro stops
+    """Not fixed (docs/security-evidence.md, Spark, "analysis is not free"); asserted so that a fix
+    shows. Folded by the optimizer, the regex runs in the verdict's EXPLAIN on a server thread astro stops
     waiting for; on a column, it runs in a task that the interrupt marks killed but that never
     checks. astro reports the time limit at once; the server is still computing after it. (As a
     strict xfail timed against a grace period this passed or failed by the machine's speed.)"""
@@ -283,7 +283,7 @@ def test_known_gap_a_computation_that_never_checks_runs_on_past_the_time_limit(
     wait_for(_server_idle(pid), what="the server to be idle before the test")
     with Database.open([spark_server.url], Settings()) as db, pytest.raises(QueryTimeout):
         db.execute(sql, timeout=1)
-    assert _computing(pid), "the server stopped the computation: the gap is closed, update docs/security-evidence.md"
+    assert _computing(pid), "the server stopped the computation: the gap is closed, update the docs"
     wait_for(_server_idle(pid), timeout=600, what="the computation to end on the server")
 
 
@@ -303,8 +303,8 @@ hold the suite's server for long when the test fails."""
             signal.SIGKILL,
             marks=pytest.mark.xfail(
                 strict=True,
-                reason="known gap (docs/security-evidence.md, Spark): after SIGKILL nothing of astro's runs to "
-                "interrupt; the server keeps the detached operation (non-reattachable tried: same)",
+                reason="known gap (docs/security-evidence.md, Spark): after SIGKILL nothing of astro's "
+                "runs to interrupt; the server keeps the detached operation (non-reattachable tried: same)",
             ),
         ),
     ],

@@ -125,7 +125,8 @@ def test_whole_corpus_through_the_engine_alone_changes_nothing(pg_server: PgServ
     """Whatever a statement the parser missed does, it runs in a READ ONLY transaction that is rolled
     back, and what outlives a rollback is reset. Each entry's `engine` mark says what stops it with
     the guard bypassed: nothing (`runs`: the guard is its only layer), the role's privileges
-    (`role`), or, unmarked, the transaction, the protocol or the server (docs/security-evidence.md counts them)."""
+    (`role`), or, unmarked, the transaction, the protocol or the server (docs/security-evidence.md
+    counts them)."""
     databases = {name: Database.open([pg_server.url(db=name)], Settings()) for name in (DATABASE, pg_hostile)}
     before = server_state(pg_server, pg_hostile)
     outcome = {}
@@ -334,7 +335,7 @@ def test_query_errors_are_one_line_with_hints(pg: Database) -> None:
     assert "HINT" in message and "name" in message
 
 
-# docs/security-evidence.md ------------------------------------------------------------------------------------------
+# docs/security-evidence.md ----------------------------------------------------------------------------
 
 
 def test_security_md_postgres_figures_match_the_suite(pg_server: PgServer) -> None:

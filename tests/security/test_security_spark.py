@@ -282,7 +282,7 @@ def test_query_errors_are_one_line_with_sparks_hints(spark: Database) -> None:
         spark.execute("SELECT * FROM sales.nope")
 
 
-# docs/security-evidence.md ------------------------------------------------------------------------------------------
+# docs/security-evidence.md ----------------------------------------------------------------------------
 
 
 def test_security_md_spark_figures_match_the_suite(spark: Database, spark_server: SparkServer) -> None:
