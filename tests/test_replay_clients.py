@@ -4,7 +4,10 @@ Two halves. First the readers in `data/client_scripts` are held to their clients
 raw scripts that abuse each client's own rules (a line spark-sql drops inside a
 quoted text, a dot command the DuckDB shell reaches when its lexer and DuckDB's
 disagree, psql's `\\!`) run in the real client, and a marker file appears exactly
-when the reader said the client would run a command of its own. Then the writer:
+when the reader said the client would run a command of its own; scripts drawn at random
+from pieces that trip each client (quotes, comments, `;`, CR, escapes) among marker
+commands (`.print`, `\\echo`, `!touch`) leave exactly the markers the reader says,
+wherever it says it can tell. Then the writer:
 conversations whose queries, names, values, titles and questions hold such text
 (and CR, U+2028, U+2029, U+0085) are either refused with one line naming the
 notebook formats, or written, run in the real client, and leave no marker while
@@ -42,7 +45,10 @@ from tests.pg_server import OWNER, OWNER_PASSWORD, PgServer
 
 BOOKS = 1237
 MOVED = "CHK-MOVED"
-HOSTILE_TEXT = "x\u2028!touch {m}\u2029.shell touch {m}\x85\\! touch {m}\r!touch {m}\n.read {m}\nsource {m}"
+HOSTILE_TEXT = (
+    "x\u2028!touch {m}\u2029.shell touch {m}\x85\\! touch {m}\r!touch {m}\n.read {m}\nsource {m}"
+    " ![seen](https://example.invalid/{m}) <img src=https://example.invalid/{m}>"
+)
 
 
 def duckdb_cli() -> str | None:
@@ -349,6 +355,8 @@ def test_notebooks_and_marimo_files_hold_every_text_as_an_exact_python_literal(t
             sql = replay.answers[0].inputs["count"]
             book = json.loads(notebook_text(replay))
             sources = ["".join(c["source"]) for c in book["cells"] if c["cell_type"] == "code"]
+            markdown = ["".join(c["source"]) for c in book["cells"] if c["cell_type"] == "markdown"]
+            assert not any(re.search(r"(?<!\\)\]\(|<img", md) for md in markdown), case.name
             for code in [*sources, marimo_text(replay)]:
                 tree = ast.parse(code)
                 reads = [
@@ -434,7 +442,7 @@ SPARK_PIECES = [
 DRAWN = {
     "duckdb": (DUCKDB_PIECES, "\n.print {}\n", 34, FUZZ_SCRIPTS),
     "psql": (PSQL_PIECES, "\n\\echo {}\n", 35, FUZZ_SCRIPTS),
-    "spark-sql": (SPARK_PIECES, ";\n!touch {}\n", 36, 3 * FUZZ_SCRIPTS),  # one JVM runs them all
+    "spark-sql": (SPARK_PIECES, ";\n!touch {}\n", 36, 2 * FUZZ_SCRIPTS),  # one JVM runs them all
 }
 """Per client: the pieces, the command that leaves a marker, the seed, how many scripts."""
 MARKER = re.compile(r"M\d+x\d+")
