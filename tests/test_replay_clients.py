@@ -413,21 +413,8 @@ def test_security_md_states_these_figures() -> None:
 
 FUZZ_SCRIPTS = 60
 DUCKDB_PIECES = [
-    "SELECT 1",
-    "'",
-    '"',
-    "$$",
-    "$a$",
-    ";",
-    "\n",
-    "\r\n",
-    "--",
-    "/*",
-    "*/",
-    "E'\\''",
-    " ",
-    "x",
-    "\\",
+    *("SELECT 1", "'", '"', "$$", "$a$", ";", "\n", "\r\n", "--", "/*", "*/", "E'\\''", " ", "x", "\\"),
+    *("\n#x;\n", "\n\x03\n", "\n.x;\n"),  # a dropped line, a Ctrl-C line, an unknown dot command
 ]
 PSQL_PIECES = ["SELECT 1", "'", '"', ";", "\n", "\r", "--", "/*", "*/", " ", "(", ")", "x", "::", "E'"]
 
