@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from astro_tui import __version__
-from astro_tui.config import ConfigError, Settings, config_path, load_settings
+from astro_tui.config import FLAG_LABELS, ConfigError, Settings, config_path, load_settings
 
 if TYPE_CHECKING:
     from astro_tui.session import Session
@@ -38,6 +38,11 @@ class _DefaultGroup(click.Group):
         except (click.exceptions.Abort, KeyboardInterrupt):
             _fail("interrupted", 130)
         except click.exceptions.Exit as exc:
+            sys.exit(exc.exit_code)
+        except click.UsageError as exc:
+            if exc.ctx is not None and exc.ctx.command.name == "open" and exc.ctx.parent is not None:
+                exc.ctx = exc.ctx.parent  # `open` is how `astro [TARGET]...` runs, not a command to name
+            exc.show()
             sys.exit(exc.exit_code)
         except click.ClickException as exc:
             exc.show()
@@ -64,8 +69,27 @@ class _DefaultGroup(click.Group):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
+            if args:
+                self._refuse_mistyped_command(ctx, args[0])
             args = ["open", *args]
         return super().parse_args(ctx, args)
+
+    def _refuse_mistyped_command(self, ctx: click.Context, word: str) -> None:
+        """`astro sqll "select 1"` is a usage error naming `sql`, not a missing file `sqll`: a
+        word close to a command's name that names no file, URL or connection."""
+        import difflib
+
+        if (
+            word.startswith(("-", "@"))
+            or "://" in word
+            or any(c in word for c in "*?[/\\.")
+            or Path(word).exists()
+        ):
+            return
+        names = [name for name, command in self.commands.items() if not command.hidden]
+        close = difflib.get_close_matches(word.lower(), names, n=1, cutoff=0.6)
+        if close:
+            raise click.UsageError(f"No such command '{word}'. Did you mean '{close[0]}'?", ctx)
 
 
 def _command_options(
@@ -111,27 +135,76 @@ def _scope_option(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def _limit_options(func: Callable[..., Any]) -> Callable[..., Any]:
     func = _scope_option(func)
-    func = click.option("--timeout", type=float, help="Query time limit in seconds (default 30).")(func)
-    func = click.option("--max-rows", type=int, help="Row cap for results (default 100,000).")(func)
+    func = click.option("--timeout", metavar="SECONDS", help="Query time limit in seconds (default 30).")(
+        func
+    )
+    func = click.option("--max-rows", metavar="N", help="Row cap for results (default 100,000).")(func)
     func = click.option(
-        "--memory-limit", help="Memory a statement's results may use, e.g. 500MB (default 4GB)."
+        "--memory-limit",
+        metavar="SIZE",
+        help="Memory a statement's results may use, e.g. 500MB (default 4GB).",
     )(func)
     return func
 
 
+_FLAG_SETTINGS = {"timeout": "query_timeout_s", "max_rows": "row_cap"}
+
+
+def _flag_values(flags: dict[str, Any]) -> dict[str, Any]:
+    return {_FLAG_SETTINGS.get(k, k): v for k, v in flags.items()}
+
+
 def _settings(**flags: Any) -> Settings:
-    mapping = {"timeout": "query_timeout_s", "max_rows": "row_cap"}
+    """The settings, every value checked by the one schema (`config.SCHEMA`); a bad one is a
+    usage error naming the setting, where it came from and what is allowed."""
     try:
-        return load_settings({mapping.get(k, k): v for k, v in flags.items()})
+        return load_settings(_flag_values(flags), labels=FLAG_LABELS)
     except ConfigError as exc:
         _fail(str(exc), EXIT_USAGE)
+
+
+class _Failed(SystemExit):
+    """A command's one-line failure, already printed; `message` for a `--json` caller."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(code)
+        self.message = message
 
 
 def _fail(message: str, code: int = EXIT_FAILURE) -> NoReturn:
     from astro_tui.text import inert
 
     click.echo(f"astro: {inert(message)}", err=True)
-    sys.exit(code)
+    raise _Failed(code, message)
+
+
+def _json_on_failure(record: Callable[[str, dict[str, Any]], str]) -> Callable[[Any], Any]:
+    """For a command with `--json`: a failure that ends it early still prints exactly one JSON
+    object on stdout, made by `record` from the one-line message and the command's arguments."""
+    import functools
+
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(command)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return command(*args, **kwargs)
+            except _Failed as exc:
+                if kwargs.get("json_output"):
+                    lines = exc.message.strip().splitlines()
+                    click.echo(record(lines[0] if lines else "failed", kwargs))
+                raise
+
+        return run
+
+    return decorate
+
+
+def _error_object(message: str, _arguments: dict[str, Any]) -> str:
+    import json
+
+    from astro_tui.text import json_inert
+
+    return json_inert(json.dumps({"error": message}, ensure_ascii=False))
 
 
 _STOP_GRACE_S = 10.0
@@ -262,6 +335,7 @@ def sql(sql: str | None, targets: tuple[str, ...], sql_file: str | None, fmt: st
     """
     from astro_tui.errors import AstroError
 
+    _refuse_unknown_options(click.get_current_context(), (sql, *targets))
     if sql_file is not None:
         targets = (sql, *targets) if sql is not None else targets
         sql = _read_statement(sql_file)
@@ -271,23 +345,46 @@ def sql(sql: str | None, targets: tuple[str, ...], sql_file: str | None, fmt: st
         sql = _read_statement("-")
     settings = _settings(**flags)
     session = _session(targets, settings, one_shot=True)
-    from astro_tui.data.text_table import write_csv, write_json, write_table  # while the file opens
+    from astro_tui.data import text_table  # while the file opens
 
-    try:
-        result = _interruptible(lambda cancel: session.sql(sql, cancel=cancel)).result
+    out = sys.stdout
+    printer: Any = (
+        text_table.TablePrinter(out, max_rows=settings.row_cap)
+        if fmt == "table"
+        else text_table.CsvPrinter(out)
+        if fmt == "csv"
+        else text_table.JsonPrinter(out)
+    )
+    try:  # printed as it is read, inside the statement's limits, where the engine can
+        result = _interruptible(lambda cancel: session.sql(sql, cancel=cancel, sink=printer)).result
     except AstroError as exc:
+        out.flush()
         _fail(str(exc))
     finally:
         session.close()
-    if fmt == "table":  # each a batch of rows at a time: printing holds one batch
-        write_table(result, sys.stdout, max_rows=settings.row_cap)
-    elif fmt == "csv":
-        write_csv(result, sys.stdout)
+    if result.streamed is not None:
+        printer.finish(result)
+    elif fmt == "table":  # read whole: printed a batch of rows at a time, which holds one batch
+        text_table.write_table(result, out, max_rows=settings.row_cap)
     else:
-        write_json(result, sys.stdout)
+        (text_table.write_csv if fmt == "csv" else text_table.write_json)(result, out)
     if result.truncated:
         click.echo(f"astro: {result.count_text()} (raise --max-rows to see more)", err=True)
     _finished()
+
+
+def _refuse_unknown_options(ctx: click.Context, words: tuple[str | None, ...]) -> None:
+    """`astro sql` lets its SQL start with a dash (`-- a comment` on the first line), so click
+    passes unknown options through; a word that is spelled as an option is refused here."""
+    import re
+
+    for word in words:
+        if word is not None and re.fullmatch(r"--?[A-Za-z][\w-]*(=.*)?", word):
+            import difflib
+
+            known = [opt for param in ctx.command.params for opt in param.opts if opt.startswith("-")]
+            close = difflib.get_close_matches(word.split("=")[0], known, n=1)
+            raise click.NoSuchOption(word.split("=")[0], possibilities=close, ctx=ctx)
 
 
 def _finished() -> None:
@@ -330,30 +427,51 @@ def shell(command: str, targets: tuple[str, ...], hide: tuple[str, ...]) -> None
     sys.exit(result.exit_code)
 
 
+def _ask_failure(message: str, arguments: dict[str, Any]) -> str:
+    import io
+
+    from astro_tui.headless.ask import json_failure
+
+    out = io.StringIO()
+    json_failure(arguments["question"], message, out)
+    return out.getvalue().rstrip("\n")
+
+
+def _no_model(json_output: bool) -> NoReturn:
+    """The instructions at length, or for `--json` one line (the JSON object says it too)."""
+    if json_output:
+        _fail("no model is configured (run without --json to see how to set one)", EXIT_USAGE)
+    from astro_tui.llm.errors import model_not_configured_message
+
+    click.echo(model_not_configured_message(), err=True)
+    sys.exit(EXIT_USAGE)
+
+
 @main.command()
 @click.argument("question")
 @click.argument("targets", nargs=-1)
 @click.option("--json", "json_output", is_flag=True, help="Print exactly one JSON object on stdout.")
 @_model_options
 @_limit_options
+@_json_on_failure(_ask_failure)
 def ask(question: str, targets: tuple[str, ...], json_output: bool, **flags: Any) -> None:
     """Answer QUESTION about TARGETS in one headless turn: progress on stderr, answer on stdout."""
     settings = _settings(**flags)
+    if not settings.model_configured:
+        _no_model(json_output)
+    session = _session(targets, settings)
     import asyncio
 
     from astro_tui.headless.ask import run_ask
-    from astro_tui.llm.errors import model_not_configured_message
 
-    if not settings.model_configured:
-        click.echo(model_not_configured_message(), err=True)
-        sys.exit(EXIT_USAGE)
-    session = _session(targets, settings)
     try:
         code = asyncio.run(
             run_ask(question, session, json_output=json_output, out=sys.stdout, err=sys.stderr)
         )
     except KeyboardInterrupt:
-        code = 130
+        if sys.stderr.isatty():
+            click.echo("\r\x1b[K", nl=False, err=True)  # the progress line drawn in place
+        _fail("interrupted", 130)
     finally:
         session.close()
     sys.exit(code)
@@ -365,6 +483,7 @@ def ask(question: str, targets: tuple[str, ...], json_output: bool, **flags: Any
 @click.option("--json", "json_output", is_flag=True, help="Print exactly one JSON object on stdout.")
 @_model_options
 @_limit_options
+@_json_on_failure(_error_object)
 def eval_command(questions: str | None, targets: tuple[str, ...], json_output: bool, **flags: Any) -> None:
     """Score the configured model on QUESTIONS (JSON Lines of question + gold SQL) against TARGETS.
 
@@ -384,7 +503,7 @@ def eval_command(questions: str | None, targets: tuple[str, ...], json_output: b
         evaluate,
         load_questions,
     )
-    from astro_tui.llm import ChatClient, LLMError, model_not_configured_message
+    from astro_tui.llm import ChatClient, LLMError
 
     path = Path(questions) if questions is not None else default_questions_path()
     try:
@@ -392,8 +511,7 @@ def eval_command(questions: str | None, targets: tuple[str, ...], json_output: b
     except EvalInputError as exc:
         _fail(str(exc), EXIT_USAGE)
     if not settings.model_configured:
-        click.echo(model_not_configured_message(), err=True)
-        sys.exit(EXIT_USAGE)
+        _no_model(json_output)
     try:
         client = ChatClient(settings)
     except LLMError as exc:
@@ -436,6 +554,7 @@ def eval_command(questions: str | None, targets: tuple[str, ...], json_output: b
 )
 @click.option("--json", "json_output", is_flag=True, help="With --check or --list: JSON on stdout.")
 @_limit_options
+@_json_on_failure(_error_object)
 def replay(
     args: tuple[str, ...],
     fmt: str,
@@ -477,15 +596,13 @@ def config(ctx: click.Context, **flags: Any) -> None:
     """
     if ctx.invoked_subcommand is not None:
         return
-    from astro_tui.config import setting_sources
+    from astro_tui.config import inspect_settings
     from astro_tui.llm.errors import display_url
     from astro_tui.text import inert, redact_url
 
-    settings = _settings(**flags)
-    mapping = {"timeout": "query_timeout_s", "max_rows": "row_cap"}
     try:
-        sources = setting_sources({mapping.get(k, k): v for k, v in flags.items()})
-    except ConfigError as exc:
+        settings, sources, problems = inspect_settings(_flag_values(flags), labels=FLAG_LABELS)
+    except ConfigError as exc:  # the file cannot be read at all
         _fail(str(exc), EXIT_USAGE)
     path = config_path()
     click.echo(f"config file: {path}{'' if path.exists() else ' (not created)'}")
@@ -502,14 +619,32 @@ def config(ctx: click.Context, **flags: Any) -> None:
         shown = value if value is not None else "(not set)"
         rows.append((name, inert(str(shown), keep_newlines=False), sources[name]))
     for name, url in sorted(settings.connections.items()):
-        rows.append((f"connection @{name}", inert(redact_url(url), keep_newlines=False), "file"))
+        rows.append(
+            (f"connection @{name}", inert(redact_url(url), keep_newlines=False), sources["connections"])
+        )
         if settings.connection_hide.get(name):
             hidden = inert(", ".join(settings.connection_hide[name]), keep_newlines=False)
-            rows.append((f"connection @{name} hide", hidden, f"file [connections.{name}]"))
+            rows.append(
+                (f"connection @{name} hide", hidden, f"{sources['connections']} [connections.{name}]")
+            )
+    rows.append(_sample_row())
     key_width = max(len(r[0]) for r in rows)
     value_width = min(40, max(len(r[1]) for r in rows))
     for name, value, source in rows:
+        source = source.replace(f"config file {path}", "file")  # the path is on the first line
         click.echo(f"{name.ljust(key_width)} = {value.ljust(value_width)}  ({source})")
+    for problem in problems:
+        click.echo(f"astro: {inert(str(problem), keep_newlines=False)}", err=True)
+    if problems:
+        sys.exit(EXIT_USAGE)
+
+
+def _sample_row() -> tuple[str, str, str]:
+    """Where the sample warehouse is (the target `astro` opens without one), to name it."""
+    from astro_tui.data.engines import sample_file
+
+    path = sample_file(build=False)
+    return ("sample warehouse", str(path), "built" if path.is_file() else "built on first use")
 
 
 @config.command("set")
@@ -519,24 +654,11 @@ def config_set(key: str, value: str) -> None:
     """Persist KEY = VALUE in the config file (written with mode 0600)."""
     from astro_tui.config import write_setting
 
-    kind = Settings.field_kind(key)
-    if kind is dict:
-        _fail(f"'{key}' are tables: edit [{key}.NAME] in {config_path()}", EXIT_USAGE)
-    if kind is None:
-        _fail(f"unknown setting '{key}' (see `astro config`)", EXIT_USAGE)
-    parsed: Any = value if kind is str else _number(value, kind)
     try:
-        path = write_setting(key, parsed)
-    except (ConfigError, ValueError) as exc:
-        _fail(str(exc).splitlines()[0], EXIT_USAGE)
+        path = write_setting(key, value)
+    except ConfigError as exc:
+        _fail(str(exc), EXIT_USAGE)
     click.echo(f"{key} saved in {path}")
-
-
-def _number(value: str, kind: type) -> Any:
-    try:
-        return kind(value)
-    except ValueError:
-        _fail(f"'{value}' is not a number", EXIT_USAGE)
 
 
 from astro_tui.mcp.command import mcp as _mcp  # noqa: E402  (the command lives in its package)

@@ -39,6 +39,12 @@ class Turn:
     """The verified answer that ended the turn, with where its values came from."""
 
     @property
+    def came_to_nothing(self) -> bool:
+        """Ended (failed or cancelled) before the model said anything: no model configured, its
+        server unreachable. Such a turn is not worth a saved conversation of its own."""
+        return self.status in ("error", "cancelled") and len(self.entries) <= 2  # the question, a note
+
+    @property
     def shown_answer(self) -> str | None:
         """What the person saw of the answer that ended this turn, if an output tool gave one."""
         return next((e.shown for e in reversed(self.entries) if e.shown), None)

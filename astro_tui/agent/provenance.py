@@ -20,12 +20,11 @@ import datetime as dt
 import decimal
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from astro_tui.data.text_table import json_safe
 
 if TYPE_CHECKING:
-    from astro_tui.agent.events import Answer
     from astro_tui.data.results import QueryResult
 
 MAX_SOURCES = 100
@@ -625,7 +624,23 @@ def cut_note(cut: Iterable[tuple[str, QueryResult]]) -> str:
     return f"(Shows {' and '.join(parts)}: the row cap cut the result.)" if parts else ""
 
 
-def provenance_json(answer: Answer | None) -> dict[str, Any]:
+class Answered(Protocol):
+    """What this module reads of an agent's `Answer` (events.py), named here because events
+    imports `Span` from this module and imports point one way."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def verified(self) -> bool: ...
+    @property
+    def complete(self) -> bool: ...
+    @property
+    def provenance(self) -> tuple[Span, ...]: ...
+
+
+def provenance_json(answer: Answered | None) -> dict[str, Any]:
     """`provenance` and `complete` of `astro ask --json` (complete is null without an answer)."""
     if answer is None:
         return {"provenance": [], "complete": None}
@@ -669,7 +684,7 @@ class SavedAnswer:
         return is_verified(self.kind, self.unverified_numbers)
 
 
-def saved_answer(answer: Answer) -> SavedAnswer:
+def saved_answer(answer: Answered) -> SavedAnswer:
     return SavedAnswer(
         kind=answer.kind,
         text=answer.text,

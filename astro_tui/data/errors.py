@@ -88,5 +88,5 @@ def _process_name(proc_dir: Path) -> str:
     if not words:
         return ""
     words[0] = Path(words[0]).name
-    text = " ".join(words)
+    text = " ".join(" ".join(words).split())  # `python -c "…"` may hold newlines and tabs
     return text if len(text) <= 60 else text[:59] + "…"

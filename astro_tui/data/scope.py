@@ -12,30 +12,18 @@ is one line.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from astro_tui.errors import AstroError
+from astro_tui.patterns import ScopeError as ScopeError  # raised by parse_pattern; its home
+from astro_tui.patterns import fold, split_pattern
 
 if TYPE_CHECKING:
     from astro_tui.data.catalog_model import Catalog, Table  # the model: imported where a catalog is filtered
 
 
-class ScopeError(AstroError):
-    """A pattern that cannot be read; the message is one line."""
-
-
-_PART = re.compile(r'"((?:[^"]|"")*)"|([^".]+)')
 _WORD = re.compile(r"\w+")
-
-
-def fold(name: str) -> str:
-    """A name as patterns compare it: NFKC and case-folded, wider than DuckDB's ASCII folding,
-    so a name DuckDB takes for the hidden one is always hidden (and a fullwidth or composed
-    look-alike of it too)."""
-    return unicodedata.normalize("NFKC", name).casefold()
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,29 +45,7 @@ class Pattern:
 def parse_pattern(text: str, source: str = "flag") -> Pattern:
     """`hr`, `hr.employees`, `*.*.email`, `"odd.schema".t`; anything else is a ScopeError."""
     raw = text.strip()
-    parts: list[str] = []
-    at = 0
-    while raw and at <= len(raw):
-        found = _PART.match(raw, at)
-        if found is None:
-            raise ScopeError(
-                f"hide pattern {text!r}: an empty or unclosed part (write schema[.table[.column]])"
-            )
-        parts.append(
-            found.group(1).replace('""', '"') if found.group(1) is not None else found.group(2).strip()
-        )
-        at = found.end()
-        if at == len(raw):
-            break
-        if raw[at] != ".":
-            raise ScopeError(f"hide pattern {text!r}: expected a dot after part {len(parts)}")
-        at += 1
-        if at == len(raw):
-            raise ScopeError(f"hide pattern {text!r}: ends with a dot")
-    if not parts or any(not p for p in parts):
-        raise ScopeError(f"hide pattern {text!r}: an empty part (write schema[.table[.column]])")
-    if len(parts) > 3:
-        raise ScopeError(f"hide pattern {text!r}: at most three parts (schema.table.column)")
+    parts = split_pattern(text)
     compiled = tuple(re.compile(".*".join(re.escape(fold(s)) for s in p.split("*")), re.S) for p in parts)
     return Pattern(raw, compiled, source, tuple(fold(p) for p in parts))
 

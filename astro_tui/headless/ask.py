@@ -13,7 +13,8 @@ import shutil
 import time
 from typing import Any, TextIO, assert_never
 
-from astro_tui.agent.charts import render_chart_text
+from astro_tui.agent.chart_draw import render_chart_text
+from astro_tui.agent.conversations import conversation_path
 from astro_tui.agent.events import (
     AgentEvent,
     Answer,
@@ -57,8 +58,20 @@ class _Progress:
         self.pending: list[str] = []
         self.live = _is_terminal(err)
         self.writing: tuple[str, int, float] | None = None  # name, characters, when last shown
+        self.waiting = False
+
+    def wait(self, model: str) -> None:
+        """On a terminal, say whom astro is waiting for until the first word or call arrives:
+        a model on a slow server may take many seconds to its first token."""
+        if self.live:
+            self.err.write(f"… waiting for {inert(model, keep_newlines=False)}")
+            self.err.flush()
+            self.waiting = True
 
     def event(self, event: AgentEvent) -> None:
+        if self.waiting:
+            self.waiting = False
+            self.err.write("\r\x1b[K")
         match event:
             case TextDelta():
                 self.pending.append(event.text)
@@ -103,8 +116,8 @@ class _Progress:
 
     def end(self) -> None:
         """Clear a call's live line, so whatever is printed next starts a line of its own."""
-        if self.writing is not None:
-            self.writing = None
+        if self.writing is not None or self.waiting:
+            self.writing, self.waiting = None, False
             self.err.write("\r\x1b[K")
             self.err.flush()
 
@@ -202,6 +215,13 @@ def _json_answer(
     out.flush()
 
 
+def json_failure(question: str, message: str, out: TextIO) -> None:
+    """The one JSON object of `astro ask --json` when the question could not even be asked
+    (a bad setting, no model, data that would not open): the answer fields empty, `error` set."""
+    first = message.strip().splitlines()[0] if message.strip() else message
+    _json_answer(question, None, None, error=first, conversation_id=None, out=out)
+
+
 async def run_ask(question: str, session: Session, *, json_output: bool, out: TextIO, err: TextIO) -> int:
     """One headless turn on SESSION, which is closed at the end (its model client lives on
     this event loop); returns the exit code (0 answered, 1 failed, 2 configuration)."""
@@ -210,13 +230,14 @@ async def run_ask(question: str, session: Session, *, json_output: bool, out: Te
         err.write(inert(message).rstrip("\n") + "\n")
         err.flush()
         if json_output:
-            first = message.strip().splitlines()[0] if message.strip() else message
+            first = message.strip().splitlines()[0].removeprefix("astro: ") if message.strip() else message
             _json_answer(question, None, done, error=first, conversation_id=conversation_id, out=out)
         return code
 
     if not session.settings.model_configured:
         return fail(model_not_configured_message(), 2)
     progress = _Progress(err)
+    progress.wait(session.settings.model or "the model")
     try:
         reply = await session.turn(question, progress.event)
     except AstroError as exc:
@@ -229,7 +250,10 @@ async def run_ask(question: str, session: Session, *, json_output: bool, out: Te
     if answer is None:
         first = reply.failure()
         code = 2 if first.kind in CONFIG_ERROR_KINDS else 1
-        return fail(f"astro: {first.message}", code, done=done, conversation_id=reply.conversation_id)
+        kept = reply.conversation_id  # a question that came to nothing is not saved (agent/loop.py)
+        if kept is not None and not conversation_path(session.state_dir, kept).is_file():
+            kept = None
+        return fail(f"astro: {first.message}", code, done=done, conversation_id=kept)
     if json_output:
         _json_answer(question, answer, done, error=None, conversation_id=reply.conversation_id, out=out)
     else:

@@ -25,8 +25,11 @@ EXIT_CANNOT = 2
 _ID = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{6}$")
 
 
-def _error(message: str) -> int:
+def _error(message: str, json_output: bool = False) -> int:
+    """One line on stderr; for `--json`, the one JSON object on stdout says it too."""
     print(f"astro: {inert(message)}", file=sys.stderr)
+    if json_output:
+        print(json_inert(json.dumps({"error": message.strip().splitlines()[0]}, ensure_ascii=False)))
     return EXIT_CANNOT
 
 
@@ -89,11 +92,11 @@ def check_command(
         replay = Session([], settings, state_dir=folder).load_replay(conversation)
         session = Session.for_replay(replay, settings, state_dir=folder, targets=targets)
     except AstroError as exc:
-        return _error(str(exc))
+        return _error(str(exc), json_output)
     try:
         report = interruptible(lambda cancel: session.check_replay(replay, cancel=cancel))
     except AstroError as exc:
-        return _error(f"cannot check conversation {replay.id}: {exc}")
+        return _error(f"cannot check conversation {replay.id}: {exc}", json_output)
     finally:
         session.close()
     if json_output:

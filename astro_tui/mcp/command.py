@@ -32,8 +32,8 @@ def _fail(message: str) -> NoReturn:
 
 @click.command("mcp")
 @click.argument("targets", nargs=-1)
-@click.option("--timeout", type=float, help="Query time limit in seconds (default 30).")
-@click.option("--max-rows", type=int, help="Row cap for results (default 100,000).")
+@click.option("--timeout", metavar="SECONDS", help="Query time limit in seconds (default 30).")
+@click.option("--max-rows", metavar="N", help="Row cap for results (default 100,000).")
 @click.option("--memory-limit", metavar="SIZE", help="Memory limit of a statement, e.g. 2GB (default 4GB).")
 @click.option("--http", "http_address", metavar="HOST:PORT", help="Serve streamable HTTP instead of stdio.")
 @click.option(
@@ -57,7 +57,7 @@ def mcp(
 
     Tools: shell, show_table, search_metadata, run_sql, submit_result, read_context.
     """
-    from astro_tui.config import ConfigError, load_settings, state_dir
+    from astro_tui.config import FLAG_LABELS, ConfigError, load_settings, state_dir
     from astro_tui.errors import AstroError
     from astro_tui.mcp import http
     from astro_tui.session import Building, Session
@@ -69,7 +69,7 @@ def mcp(
         "hide": hide or None,
     }
     try:
-        settings = load_settings({k: v for k, v in flags.items() if v is not None})
+        settings = load_settings({k: v for k, v in flags.items() if v is not None}, labels=FLAG_LABELS)
     except ConfigError as exc:
         _fail(str(exc))
     address = token = listener = None

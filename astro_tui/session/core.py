@@ -47,6 +47,7 @@ opening thread, the thread that ran a query, or the event loop a turn runs on.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import shutil
 import tempfile
@@ -86,7 +87,7 @@ if TYPE_CHECKING:
     from astro_tui.config import Settings
     from astro_tui.data.catalog_model import Catalog, Table
     from astro_tui.data.database import Database
-    from astro_tui.data.results import QueryResult
+    from astro_tui.data.results import QueryResult, RowSink
     from astro_tui.llm import ChatClient
     from astro_tui.replay import CheckReport, Replay
 
@@ -113,16 +114,16 @@ class Session:
         targets: Sequence[str],
         settings: Settings,
         *,
-        state_dir: Path,
+        state_dir: str | os.PathLike[str],
         client: ChatClient | None = None,
         one_shot: bool = False,
     ) -> None:
-        self.targets = [str(t) for t in targets]
+        self.targets = [os.fspath(t) for t in targets]
         self.one_shot = one_shot
         """A command that runs once and ends (`astro sql`): the database may run statements in
         this process, and a limit then ends the process (`Database.open`)."""
         self.settings = settings
-        self.state_dir = state_dir
+        self.state_dir = Path(state_dir)
         self.db: Database | None = None
         self.catalog: Catalog | None = None
         """The whole catalog, once read."""
@@ -328,12 +329,12 @@ class Session:
 
     # ------------------------------------------------------------------ the person's queries
 
-    def sql(self, sql: str, *, cancel: CancelToken | None = None) -> Result:
+    def sql(self, sql: str, *, cancel: CancelToken | None = None, sink: RowSink | None = None) -> Result:
         """Run one guarded, read-only statement with the settings' limits; blocking.
 
         `cancel_sql()` (Esc, Ctrl+C) stops it on the engine; `cancel` is the token to
         use when the caller holds its own. The result joins the log as `sql N · …`; a long
-        one's first rows may be reported before (`FirstRows`).
+        one's first rows may be reported before (`FirstRows`). `sink`: see `Database.execute`.
         """
         db = self.database()
         token = cancel or CancelToken()
@@ -343,7 +344,7 @@ class Session:
         try:
             heard = bool(self._listeners)  # else the first rows are not worth reading twice
             first = (lambda table: self._emit(FirstRows(table))) if heard else None
-            result = db.execute(sql, cancel=token, first=first)
+            result = db.execute(sql, cancel=token, first=first, sink=sink)
         except Exception as exc:
             failure = exc
         finally:
@@ -680,10 +681,13 @@ class Session:
 
     # ------------------------------------------------------------------ export
 
-    def export(self, result: Result | QueryResult, fmt: str, path: Path, *, overwrite: bool = False) -> Path:
+    def export(
+        self, result: Result | QueryResult, fmt: str, path: str | os.PathLike[str], *, overwrite: bool = False
+    ) -> Path:
         """Write a result as csv, parquet or json; blocking. Raises ExportError."""
         from astro_tui.session.export import ExportError, write_result
 
+        path = Path(os.fspath(path)).expanduser()
         table = result.result.table if isinstance(result, Result) else result.table
         try:
             written = write_result(table, fmt, path, overwrite=overwrite)
@@ -702,20 +706,21 @@ class Session:
 
         return replay_list(self.state_dir)
 
-    def load_replay(self, conversation: str | None = None) -> Replay:
+    def load_replay(self, conversation: str | os.PathLike[str] | None = None) -> Replay:
         """A saved conversation (id, file, or the latest; the current one for the app) read for
         replay; raises ReplayError."""
         from astro_tui.replay import load_replay
 
-        return load_replay(self.state_dir, conversation)
+        return load_replay(self.state_dir, os.fspath(conversation) if conversation is not None else None)
 
     def write_replay(
-        self, replay: Replay, fmt: str, path: Path | None = None, *, overwrite: bool = False
+        self, replay: Replay, fmt: str, path: str | os.PathLike[str] | None = None, *, overwrite: bool = False
     ) -> Path:
         """Write a replay as an ipynb, marimo or SQL file; raises ReplayError."""
         from astro_tui.replay import write_replay
 
-        return write_replay(replay, fmt, path, overwrite=overwrite)
+        chosen = Path(os.fspath(path)).expanduser() if path is not None else None
+        return write_replay(replay, fmt, chosen, overwrite=overwrite)
 
     @classmethod
     def for_replay(

@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from astro_tui.config import Settings
 from astro_tui.data.engines.base import Dialect, Engine
@@ -126,3 +127,10 @@ def _server_module(url: str):  # type: ignore[no-untyped-def]
 
 
 __all__ = ["Dialect", "Engine", "check_targets", "expand_targets", "open_engine", "server_scheme"]
+
+
+def sample_file(*, build: bool = True) -> Path:
+    """The sample warehouse's file (what no target opens), built first unless `build` is off."""
+    from astro_tui.data.engines.duckdb.sample import ensure_sample, sample_path
+
+    return ensure_sample() if build else sample_path()

@@ -17,14 +17,13 @@ from pathlib import Path
 import duckdb
 
 from astro_tui.config import cache_dir
+from astro_tui.data.errors import DataError, one_line
 from astro_tui.resources import resource_dir
 
-BUILD_SECONDS_ESTIMATE = 8
-"""What the first-run message promises; measured on a 2-core machine."""
 
 
-class SampleBuildError(RuntimeError):
-    """A build file failed; the message names the file and DuckDB's error."""
+class SampleBuildError(DataError):
+    """A build file failed; the message says so and names the file and DuckDB's error."""
 
 
 def build_sql_files() -> list[Path]:
@@ -70,7 +69,9 @@ def build_sample(target: Path, *, threads: int | None = None) -> float:
                 try:
                     con.execute(path.read_text(encoding="utf-8"))
                 except duckdb.Error as exc:
-                    raise SampleBuildError(f"{path.name}: {exc}") from exc
+                    raise SampleBuildError(
+                        f"the sample warehouse could not be built: {path.name}: {one_line(exc)}"
+                    ) from exc
             con.execute("CHECKPOINT")
         finally:
             con.close()
@@ -89,7 +90,7 @@ def ensure_sample(on_build: Callable[[str], None] | None = None) -> Path:
     if path.is_file():
         return path
     if on_build is not None:
-        on_build(f"Building the sample warehouse (first run, ~{BUILD_SECONDS_ESTIMATE} s)…")
+        on_build("Building the sample warehouse (first run only; a few seconds)…")
     build_sample(path)
     for stale in path.parent.glob("warehouse-*.duckdb"):
         if stale != path:
