@@ -345,20 +345,29 @@ def sql(sql: str | None, targets: tuple[str, ...], sql_file: str | None, fmt: st
         sql = _read_statement("-")
     settings = _settings(**flags)
     session = _session(targets, settings, one_shot=True)
-    from astro_tui.data.text_table import write_csv, write_json, write_table  # while the file opens
+    from astro_tui.data import text_table  # while the file opens
 
-    try:
-        result = _interruptible(lambda cancel: session.sql(sql, cancel=cancel)).result
+    out = sys.stdout
+    printer: Any = (
+        text_table.TablePrinter(out, max_rows=settings.row_cap)
+        if fmt == "table"
+        else text_table.CsvPrinter(out)
+        if fmt == "csv"
+        else text_table.JsonPrinter(out)
+    )
+    try:  # printed as it is read, inside the statement's limits, where the engine can
+        result = _interruptible(lambda cancel: session.sql(sql, cancel=cancel, sink=printer)).result
     except AstroError as exc:
+        out.flush()
         _fail(str(exc))
     finally:
         session.close()
-    if fmt == "table":  # each a batch of rows at a time: printing holds one batch
-        write_table(result, sys.stdout, max_rows=settings.row_cap)
-    elif fmt == "csv":
-        write_csv(result, sys.stdout)
+    if result.streamed is not None:
+        printer.finish(result)
+    elif fmt == "table":  # read whole: printed a batch of rows at a time, which holds one batch
+        text_table.write_table(result, out, max_rows=settings.row_cap)
     else:
-        write_json(result, sys.stdout)
+        (text_table.write_csv if fmt == "csv" else text_table.write_json)(result, out)
     if result.truncated:
         click.echo(f"astro: {result.count_text()} (raise --max-rows to see more)", err=True)
     _finished()

@@ -20,6 +20,8 @@ ENV_VARS: dict[str, str] = {
     "OPENAI_API_KEY": "api_key",
     "OPENAI_BASE_URL": "base_url",
     "ASTRO_MODEL": "model",
+    "ASTRO_TOOL_PROTOCOL": "tool_protocol",
+    "ASTRO_AGENT_PROFILE": "agent_profile",
 }
 
 
@@ -65,6 +67,15 @@ class Settings:
     max_tool_calls: int = 20
     max_completions: int = 30
     max_reasks: int = 1
+    tool_protocol: str = "native"
+    """`native`: tools go in the request's `tools` field; `text`: astro writes them into the system
+    prompt and reads `<tool_call>` blocks back, as the model's own chat template does, for servers
+    that cannot carry tools (llama-cpp-python's stock server)."""
+    agent_profile: str = "full"
+    """`full`: every tool and the whole prompt; `small`: run_sql and a plain-text answer traced to
+    cells, for models of a few billion parameters that cannot follow the full protocol."""
+    schema_prompt_tokens: int = 3_000
+    """The schema goes into the system prompt when its digest fits this many tokens (0: never)."""
 
     theme: str | None = None
     connections: dict[str, str] = field(default_factory=dict, compare=False)
@@ -141,10 +152,12 @@ SCHEMA: dict[str, Rule] = {
     "max_tool_calls": Rule(int, "a whole number, at least 1", 1),
     "max_completions": Rule(int, "a whole number, at least 1", 1),
     "max_reasks": Rule(int, "a whole number, at least 0", 0),
+    "tool_protocol": Rule(str, "one of native, text", choices=("native", "text")),
+    "agent_profile": Rule(str, "one of full, small", choices=("full", "small")),
+    "schema_prompt_tokens": Rule(int, "a whole number of tokens, at least 0 (0: never)", 0),
     "connections": Rule(dict, '[connections.NAME] tables with url = "postgresql://…" or "sc://…"'),
     "hide": Rule(tuple, 'a list of patterns, e.g. hide = ["hr", "sales.people.email"]'),
 }
-
 
 def check_setting(name: str, value: Any, source: str) -> Any:
     """VALUE for setting NAME as the app uses it, or a ConfigError in one line naming the

@@ -37,8 +37,8 @@ _VISIBLE = {
 """UNSAFE's characters and how each is shown: `str.translate` runs in C (a regex callback per
 character took 15 s over a 5 MB value of controls)."""
 
-_JSON_UNSAFE = re.compile(r"[\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-_JSON_VISIBLE = {code: f"\\u{code:04x}" for code in _VISIBLE if code >= 0x7F}
+_JSON_UNSAFE = re.compile(r"[\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_JSON_VISIBLE = {code: f"\\u{code:04x}" for code in (*(c for c in _VISIBLE if c >= 0x7F), 0x2028, 0x2029)}
 
 
 def inert(text: object, *, keep_newlines: bool = True) -> str:
@@ -54,7 +54,9 @@ def inert(text: object, *, keep_newlines: bool = True) -> str:
 
 
 def json_inert(text: str) -> str:
-    """Serialized JSON with C1, bidi and surrogate characters escaped (json.dumps leaves them raw)."""
+    """Serialized JSON with C1, bidi, line-separator and surrogate characters escaped (json.dumps
+    leaves them raw): a line of JSON stays one line for any reader (`str.splitlines` also breaks at
+    U+0085, U+2028 and U+2029) and prints inert."""
     return text.translate(_JSON_VISIBLE) if _JSON_UNSAFE.search(text) is not None else text
 
 

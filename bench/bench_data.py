@@ -25,7 +25,7 @@ from astro_tui.data.database import Database
 from astro_tui.data.engines.duckdb import guard
 from astro_tui.data.engines.duckdb.resolved import FileDefinitions
 from astro_tui.data.engines.duckdb.sample import build_sample
-from tests.test_guard_classes import TPCH_DDL, legit_queries
+from tests.support.legit_duckdb import TPCH_DDL, legit_queries
 
 AGGREGATE = "SELECT k % 97 AS bucket, sum(v) AS total, avg(v) AS mean FROM facts GROUP BY 1 ORDER BY 1"
 REPEATS = 40

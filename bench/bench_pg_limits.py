@@ -3,9 +3,9 @@ astro took for results far larger than the memory limit, measured from outside t
 
     uv run python bench/bench_pg_limits.py [--timeout 5] [--memory 4GB] [--runs 3] [--only TEXT]
 
-Starts a private server (`tests/pg_server.py`) with its hostile database. Each case runs:
+Starts a private server (`tests/support/pg_server.py`) with its hostile database. Each case runs:
 - the real CLI as a child process (`astro sql … --timeout T`, the memory limit from a config
-  file), its peak resident memory read from the kernel (`wait4`, `tests/measure.py`), next to
+  file), its peak resident memory read from the kernel (`wait4`, `tests/support/measure.py`), next to
   `SELECT 1` run the same way: the figures are the peak and the wall time above that baseline
   (start-up, connecting, printing and exit included);
 - `Database.execute` in this process, timed: the statement's own duration against the limit.
@@ -31,8 +31,8 @@ from astro_tui.config import Settings
 from astro_tui.data.database import Database
 from astro_tui.data.errors import DataError
 from astro_tui.data.memory_limit import memory_bytes
-from tests.measure import Measured, run_measured
-from tests.pg_server import hostile_database, running_server
+from tests.support.measure import Measured, run_measured
+from tests.support.pg_server import hostile_database, running_server
 
 CASES = {
     "repeat('x', 1e8) × 10 rows (1 GB)": "SELECT repeat('x', 100000000) FROM generate_series(1, 10)",

@@ -3,7 +3,7 @@ and the guarded overhead on a small query.
 
 Run: uv run python bench/bench_postgres.py [--tables N] [--runs N]
 
-Starts its own private server (the test suite's `tests/pg_server.py`: initdb into a
+Starts its own private server (the test suite's `tests/support/pg_server.py`: initdb into a
 temp dir, a free port, removed at the end), so PostgreSQL must be installed.
 The raw side is the ADBC driver itself (`adbc_driver_postgresql.dbapi`, autocommit,
 `fetch_arrow_table`); astro's side is `Database.execute`, i.e. the guard (the text, then
@@ -28,7 +28,7 @@ import adbc_driver_postgresql.dbapi as raw_driver
 from astro_tui.config import Settings
 from astro_tui.data.database import Database
 from astro_tui.data.engines.postgres import guard
-from tests.pg_server import running_server
+from tests.support.pg_server import running_server
 
 BIG = """
 CREATE TABLE public.big AS

@@ -2,7 +2,7 @@
 
 Run: uv run python bench/bench_spark.py [--tables N] [--runs N]
 
-Starts its own Spark Connect server (the test suite's `tests/spark_server.py`:
+Starts its own Spark Connect server (the test suite's `tests/support/spark_server.py`:
 local[2], a free port, a temp dir removed at the end), so Java 17 and the full
 pyspark must be installed. The raw side is the Spark Connect client alone
 (`spark.sql(q).toArrow()`); astro's side is `Database.execute`: the sqlglot
@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from astro_tui.config import Settings
 from astro_tui.data.database import Database
 from astro_tui.data.engines.spark import guard
-from tests.spark_server import running_server
+from tests.support.spark_server import running_server
 
 BIG = "SELECT * FROM bench.big"
 SMALL = "SELECT kind, count(*) AS n FROM bench.small GROUP BY kind ORDER BY kind"

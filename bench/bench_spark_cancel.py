@@ -11,7 +11,7 @@ engine as it is and with the wait set to 0, interleaved, and counts the stops af
 which the server was still busy: the next one-row query waited behind the old job.
 It also prints how long the stop took to return, which the wait lengthens.
 
-Starts its own Spark Connect server (`tests/spark_server.py`), so Java 17 and the
+Starts its own Spark Connect server (`tests/support/spark_server.py`), so Java 17 and the
 full pyspark must be installed.
 """
 
@@ -32,7 +32,7 @@ from astro_tui.data.cancel import CancelToken
 from astro_tui.data.database import Database
 from astro_tui.data.engines.spark import engine as spark_engine
 from astro_tui.data.errors import QueryCancelled
-from tests.spark_server import running_server
+from tests.support.spark_server import running_server
 
 QUERY = "SELECT count(*) AS n FROM range(2000000000) AS a WHERE a.id % 7 = 3"
 NEXT = "SELECT count(*) FROM sales.customers"

@@ -2,7 +2,7 @@
 
 Run: uv run python bench/bench_spark_guard.py [--runs N]
 
-Starts its own Spark Connect server (`tests/spark_server.py`, the suite's small
+Starts its own Spark Connect server (`tests/support/spark_server.py`, the suite's small
 dataset). Per query, interleaved: the raw Spark Connect client alone (the text
 as a relation, `limit(cap + 1)`, `toArrow`), and astro's `Database.execute`
 (sqlglot's gate, the server's EXPLAIN and the verdict on it, then the same
@@ -30,7 +30,7 @@ from astro_tui.data.database import Database
 from astro_tui.data.engines.spark import guard, remote
 from astro_tui.data.engines.spark.engine import SparkEngine
 from astro_tui.data.errors import GuardError
-from tests.spark_server import running_server
+from tests.support.spark_server import running_server
 
 QUERIES = {
     "GROUP BY over 1,500 rows": "SELECT status, count(*) AS n, sum(amount) FROM sales.orders GROUP BY status",
@@ -59,7 +59,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=15)
     args = parser.parse_args()
-    from tests.spark_server import _DATASET
+    from tests.support.spark_server import _DATASET
 
     with running_server([*_DATASET, *DATASET]) as server:
         raw = server.session()

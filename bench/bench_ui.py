@@ -43,7 +43,7 @@ def _isolate(tmp: Path) -> None:
 
 
 def _shop(tmp: Path) -> Path:
-    from tests.test_ui_support import make_shop
+    from tests.support.ui import make_shop
 
     path = tmp / "shop.duckdb"
     if not path.exists():
@@ -173,7 +173,7 @@ async def bench_million(db: Path) -> tuple[float, float]:
     from astro_tui.config import Settings
     from astro_tui.data.database import Database
     from astro_tui.session import Result
-    from tests.test_ui_support import make_app, ready
+    from tests.support.ui import make_app, ready
 
     settings = Settings(row_cap=2_000_000)
     with Database.open([str(db)], settings) as source:
@@ -222,7 +222,7 @@ def _answer_text(tokens: int) -> tuple[str, list[str]]:
 
 
 def _reply(pieces: list[str], delay_s: float) -> Any:
-    from tests.fake_openai import Reply, chunk, finish_chunk, role_chunk
+    from tests.support.fake_openai import Reply, chunk, finish_chunk, role_chunk
 
     chunks = [role_chunk(), *(chunk({"content": p}) for p in pieces), finish_chunk("stop")]
     return Reply(tuple(chunks), delay_s=delay_s)
@@ -235,7 +235,7 @@ def _long_sql(tokens: int) -> str:
 
 def _serve_child(tokens: int, delay_s: float, replies: int, kind: str = "text") -> None:
     """The fake model server in its own process, as a real server would be: prints its URL."""
-    from tests.fake_openai import FakeOpenAI, text_reply, tool_call_reply
+    from tests.support.fake_openai import FakeOpenAI, text_reply, tool_call_reply
 
     _, pieces = _answer_text(tokens)
     with FakeOpenAI() as fake:
@@ -314,7 +314,7 @@ async def bench_stream(db: Path, tokens: int, delay_s: float) -> dict[str, float
     from astro_tui.data.database import Database
     from astro_tui.session import Session
     from astro_tui.ui.widgets.markdown_text import StreamingMarkdown
-    from tests.test_ui_support import make_app, ready, submit
+    from tests.support.ui import make_app, ready, submit
 
     _, pieces = _answer_text(tokens)
     shown = _shown_text("".join(pieces))
@@ -363,7 +363,7 @@ async def bench_stream(db: Path, tokens: int, delay_s: float) -> dict[str, float
 async def bench_tool_stream(db: Path, tokens: int, delay_s: float) -> dict[str, float]:
     """A run_sql call of `tokens` tokens streamed into its live block: the loop's lag meanwhile."""
     from astro_tui.ui.widgets.tool_block import ToolBlock
-    from tests.test_ui_support import make_app, ready, submit
+    from tests.support.ui import make_app, ready, submit
 
     with _fake_model(f"{tokens},{delay_s},2,tool") as settings:
         app = make_app(db, settings, live_clocks=True)

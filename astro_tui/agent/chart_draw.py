@@ -20,7 +20,8 @@ from typing import Any
 
 from rich.cells import cell_len
 
-from astro_tui.agent.charts import Series, label
+from astro_tui.agent.charts import Series, choice_of, label, prepare, rows_of
+from astro_tui.agent.events import ChartSpec
 from astro_tui.data.text_table import clip, groups_digits
 
 _OVERHEAD_ROWS = 4
@@ -372,3 +373,12 @@ def render_text(series: Series, width: int = 80, height: int = 20) -> str:
         plotext.clear_figure()
     lines = [line.rstrip() for line in _ANSI.sub("", text).splitlines()]
     return "\n".join([*lines, *drawn.below]).rstrip()
+
+
+def render_chart_text(spec: ChartSpec, width: int = 80, height: int = 20) -> str:
+    """The chart as plain text (no colour codes) for terminals that are not the TUI."""
+    try:
+        series = prepare(spec.result.table, choice_of(spec), total=rows_of(spec.result))
+    except ValueError as exc:
+        return f"(chart not drawn: {exc})"
+    return render_text(series, width, height)

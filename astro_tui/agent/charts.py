@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +25,8 @@ import pyarrow.types as pat
 from astro_tui.agent.events import ChartKind, ChartSpec
 from astro_tui.agent.registry import ToolError
 from astro_tui.data.results import QueryResult
-from astro_tui.data.text_table import clip, groups_digits, number_text
+from astro_tui.data.text_table import clip
+from astro_tui.display import groups_digits, number_text
 from astro_tui.text import inert
 
 KINDS: tuple[ChartKind, ...] = ("bar", "line", "scatter", "hist")
@@ -161,7 +163,9 @@ def choice_of(spec: ChartSpec) -> ChartChoice:
 def default_choice(table: pa.Table) -> ChartChoice | None:
     """A label on x and a measure on y, never one column on both: a long series goes over
     its dates as a line, anything else as bars over its first name-like column; y is the
-    first number that is not an id, code or year (`store_id` is no measure)."""
+    first number that is not an id, code or year (`store_id` is no measure). Rows with only an
+    id or a hash to label them are more than bars can show once there are more than
+    `MAX_BARS`: their measure's distribution is drawn instead."""
     if table.num_columns == 0:
         return None
     numeric = numeric_columns(table)
@@ -173,6 +177,8 @@ def default_choice(table: pa.Table) -> ChartChoice | None:
     ys = [n for n in numeric if n != x and groups_digits(n)][:1] or [n for n in numeric if n != x][:1]
     if not ys:
         return ChartChoice("hist", None, [x])
+    if table.num_rows > MAX_BARS and id_like(table, x):
+        return ChartChoice("hist", None, ys)
     x_type = table.schema.field(x).type
     long = (pat.is_temporal(x_type) or is_numeric(x_type)) and table.num_rows > MAX_BARS
     return ChartChoice("line" if long else "bar", x, ys)
@@ -180,15 +186,38 @@ def default_choice(table: pa.Table) -> ChartChoice | None:
 
 def x_column(table: pa.Table) -> str:
     """The column that best labels the rows: a date for a long series, else a name (text that
-    is not an id or code), a date, any text, an id, in that order."""
+    is not an id, code or hash), a date, any other text, then ids and hashes, in that order."""
     fields = list(table.schema)
     dates = [f.name for f in fields if pat.is_temporal(f.type)]
     if dates and table.num_rows > MAX_BARS:
         return dates[0]
     texts = [f.name for f in fields if pat.is_string(f.type) or pat.is_large_string(f.type)]
-    named = [n for n in texts if groups_digits(n)]
-    ids = [f.name for f in fields if is_numeric(f.type) and not groups_digits(f.name)]
-    return next(iter(named + dates + texts + ids), table.column_names[0])
+    ids = [n for n in texts if id_like(table, n)]
+    named = [n for n in texts if groups_digits(n) and n not in ids]
+    others = [n for n in texts if n not in named and n not in ids]
+    numbers = [f.name for f in fields if is_numeric(f.type) and not groups_digits(f.name)]
+    return next(iter(named + dates + others + numbers + ids), table.column_names[0])
+
+
+_ID_WORDS = {"id", "ids", "key", "uuid", "guid", "hash", "md5", "sha", "sha1", "sha256", "checksum", "digest"}
+_TOKEN = re.compile(r"[0-9A-Fa-f-]{8,}|[0-9A-Za-z_+/=-]{20,}")
+_ID_SAMPLE = 200
+
+
+def id_like(table: pa.Table, name: str) -> bool:
+    """A column that names rows rather than grouping them: its name says id, key or hash, or
+    its text is long unspaced tokens that are nearly all different (md5s, uuids)."""
+    words = re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", name)
+    if words and words[-1].lower() in _ID_WORDS:
+        return True
+    kind = table.schema.field(name).type
+    if not (pat.is_string(kind) or pat.is_large_string(kind)):
+        return False
+    sample = [v for v in table.column(name).slice(0, _ID_SAMPLE).to_pylist() if v is not None]
+    if len(sample) < 2:
+        return False
+    tokens = sum(1 for v in sample if _TOKEN.fullmatch(v))
+    return tokens >= 0.9 * len(sample) and len(set(sample)) >= 0.9 * len(sample)
 
 
 def _flat(text: object) -> str:
@@ -231,8 +260,21 @@ def bins_for(values: list[float]) -> int:
     return max(1, min(MAX_BINS, math.ceil(math.sqrt(len(values))), distinct))
 
 
-def prepare(table: pa.Table, choice: ChartChoice) -> Series:
-    """Bounded series for plotext; raises ValueError with a one-line reason when it cannot chart."""
+def rows_of(result: QueryResult) -> str | None:
+    """How many rows the whole result has when the row cap cut it (`1,500,000`, `more than
+    100,000`), for a chart's note; None when the table is the whole result."""
+    if not result.truncated:
+        return None
+    n = result.row_count
+    if result.total_rows is not None and result.total_rows > n:
+        return f"{result.total_rows:,}"
+    return f"more than {n:,}"
+
+
+def prepare(table: pa.Table, choice: ChartChoice, *, total: str | None = None) -> Series:
+    """Bounded series for plotext; raises ValueError with a one-line reason when it cannot chart.
+    `total` is the whole result's row count when `table` was cut (`rows_of`), so the note says
+    which rows of how many are drawn."""
     names = table.column_names
     for name in [*choice.y, *([choice.x] if choice.x else [])]:
         if name not in names:
@@ -245,22 +287,23 @@ def prepare(table: pa.Table, choice: ChartChoice) -> Series:
     title = _flat(choice.title)
     n = table.num_rows
     if choice.kind == "hist":
-        return _histogram(table, choice.y[0], title)
+        return _histogram(table, choice.y[0], title, total)
     if choice.x is None:
         raise ValueError("pick a column for x (key x)")
     note = ""
     if choice.kind == "bar":
         rows = table.slice(0, MAX_BARS)
-        if n > MAX_BARS:
-            note = f"first {MAX_BARS} of {n:,} rows"
+        if n > MAX_BARS or total:
+            note = f"rows 1–{min(n, MAX_BARS)} of {total or f'{n:,}'}"
     elif n > MAX_POINTS:
         step = math.ceil(n / MAX_POINTS)
         import pyarrow.compute as pc
 
         rows = table.take(pc.multiply(pa.array(range(math.ceil(n / step)), pa.int64()), step))
-        note = f"every {step}th of {n:,} rows"
+        note = f"every {step}th of rows 1–{n:,} of {total}" if total else f"every {step}th of {n:,} rows"
     else:
         rows = table
+        note = f"rows 1–{n:,} of {total}" if total else ""
     x_values = rows.column(choice.x).to_pylist()
     y_values = {name: _floats(rows.column(name).to_pylist()) for name in choice.y}
     x_numeric = is_numeric(table.schema.field(choice.x).type) and choice.kind != "bar"
@@ -281,14 +324,15 @@ def prepare(table: pa.Table, choice: ChartChoice) -> Series:
     return Series(choice.kind, title, choice.x, [float(i + 1) for i in range(len(keep))], labels, ys, note)
 
 
-def _histogram(table: pa.Table, column: str, title: str) -> Series:
+def _histogram(table: pa.Table, column: str, title: str, total: str | None) -> Series:
     import numpy as np
 
     n = table.num_rows
     raw = _floats(table.column(column).slice(0, MAX_HIST_VALUES).to_pylist())
     values = [v for v in raw if v is not None]
+    shown = min(n, MAX_HIST_VALUES)
     note = _join(
-        f"first {MAX_HIST_VALUES:,} of {n:,} values" if n > MAX_HIST_VALUES else "",
+        f"rows 1–{shown:,} of {total or f'{n:,}'}" if n > MAX_HIST_VALUES or total else "",
         _left_out(len(raw) - len(values)),
     )
     if len(set(values)) < 2:
@@ -306,14 +350,3 @@ def _histogram(table: pa.Table, column: str, title: str) -> Series:
         note,
         [float(e) for e in edges],
     )
-
-
-def render_chart_text(spec: ChartSpec, width: int = 80, height: int = 20) -> str:
-    """The chart as plain text (no colour codes) for terminals that are not the TUI."""
-    from astro_tui.agent.chart_draw import render_text
-
-    try:
-        series = prepare(spec.result.table, choice_of(spec))
-    except ValueError as exc:
-        return f"(chart not drawn: {exc})"
-    return render_text(series, width, height)

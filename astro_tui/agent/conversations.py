@@ -23,6 +23,7 @@ from astro_tui.agent.history import Entry, Turn, TurnStatus
 from astro_tui.agent.provenance import answer_from_record, answer_record
 from astro_tui.errors import AstroError
 from astro_tui.files import atomic_write_text
+from astro_tui.text import json_inert
 
 FORMAT_VERSION = 2
 _LEGACY_SHOWN = "Shown to the person"
@@ -135,7 +136,9 @@ def conversation_text(
 
 
 def _dumps(record: dict[str, Any]) -> str:
-    return json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str)
+    """One record on one line whatever its texts hold: U+0085, U+2028 and U+2029 (line breaks to
+    many readers) are escaped like the controls, so the file is JSON lines for every reader."""
+    return json_inert(json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str))
 
 
 def load_conversation(state_dir: Path, conversation_id: str) -> tuple[dict[str, Any], list[Turn]]:
@@ -158,7 +161,8 @@ def load_conversation_file(path: Path, conversation_id: str) -> tuple[dict[str, 
         raise ConversationError(f"cannot read conversation {conversation_id}: {exc}") from None
     header: dict[str, Any] | None = None
     turns: list[Turn] = []
-    for number, line in enumerate(text.splitlines(), 1):
+    # only "\n" ends a record: a file written before the escapes holds raw U+2028 in its texts
+    for number, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
         try:

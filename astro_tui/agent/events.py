@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from astro_tui.agent.provenance import Span
+from astro_tui.agent.provenance import Span, is_verified
 from astro_tui.data.results import QueryResult
 from astro_tui.llm.messages import ReasoningDelta, TextDelta
 
@@ -115,7 +115,8 @@ class AnswerTable:
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """The end of a turn that the user sees; `verified` only when an output tool produced it.
+    """The end of a turn that the user sees; `verified` (`provenance.is_verified`) only when an
+    output tool produced it from its queries and no number in it was typed.
 
     `provenance` holds a span of `text` for each value rendered from a result, with where it
     came from; `complete` is False when a value came from a result cut by a limit.
@@ -123,13 +124,16 @@ class Answer:
 
     kind: AnswerKind
     text: str
-    verified: bool
     title: str | None = None
     tables: tuple[AnswerTable, ...] = ()
     chart: ChartSpec | None = None
     unverified_numbers: tuple[str, ...] = ()
     provenance: tuple[Span, ...] = ()
     complete: bool = True
+
+    @property
+    def verified(self) -> bool:
+        return is_verified(self.kind, self.unverified_numbers)
 
     @property
     def sql(self) -> list[str]:

@@ -6,14 +6,13 @@ its query and to choose the next one, so rows are few and long values are cut.
 
 from __future__ import annotations
 
-import datetime as dt
-import decimal
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.types as pat
 
 from astro_tui.data.results import QueryResult
+from astro_tui.display import value_text as display_value
 
 MODEL_ROWS = 20
 MODEL_CELL_CHARS = 80
@@ -51,14 +50,9 @@ def sql_type(kind: pa.DataType) -> str:
 
 
 def value_text(value: Any, limit: int = MODEL_CELL_CHARS) -> str:
-    if value is None:
-        text = "NULL"
-    elif isinstance(value, float):
-        text = repr(value)
-    elif isinstance(value, decimal.Decimal | int | dt.date | dt.datetime | dt.time):
-        text = str(value)
-    else:
-        text = str(value)
+    """A cell as the model reads it: numbers and times as every front end shows them (without
+    separators, which a model might copy into SQL), so what it quotes is what the person sees."""
+    text = "NULL" if value is None else display_value(value, grouping=False) or str(value)
     text = text.replace("\r", "\\r").replace("\n", "\\n").replace("\t", "\\t").replace("|", "¦")
     if len(text) > limit:
         text = text[: limit - 1] + "…"

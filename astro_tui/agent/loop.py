@@ -44,16 +44,18 @@ from astro_tui.agent.events import (
     UsageEvent,
 )
 from astro_tui.agent.history import Entry, History, Turn, TurnStatus, short_summary
-from astro_tui.agent.prompts import system_prompt
+from astro_tui.agent.prompts import schema_digest, small_system_prompt, system_prompt
 from astro_tui.agent.provenance import saved_answer
 from astro_tui.agent.registry import ParsedCall, ToolOutcome, ToolRegistry
 from astro_tui.agent.templates import MAX_OUTPUT_CHARS, numbers_in_text
+from astro_tui.agent.text_answer import traced_answer
 from astro_tui.agent.tools import ToolContext, build_registry
 from astro_tui.agent.tools.context import TURN_CANCEL
 from astro_tui.agent.workspace import Workspace
 from astro_tui.config import Settings
 from astro_tui.data.catalog_model import Catalog
 from astro_tui.data.database import CancelToken, Database
+from astro_tui.data.results import QueryResult
 from astro_tui.errors import error_line
 from astro_tui.files import atomic_write_text
 from astro_tui.llm import (
@@ -76,6 +78,10 @@ REASK_INSTRUCTION = (
     "Answer again with an output tool: submit_result, submit_observation or render_chart "
     "for an answer from the data (run the SQL first), or send_message if you need to ask "
     "the user something or the question is not about the data."
+)
+SMALL_REASK_QUERY = "Call run_sql with a query that answers the question; its result is the answer."
+SMALL_REASK_ANSWER = (
+    "Answer the question in one short sentence, copying the values exactly as the result shows them."
 )
 
 
@@ -176,7 +182,12 @@ class Agent:
         self.workspace = Workspace()
         self.notes = ContextNotes(state_dir, db.key, db.context_seed)
         self._ctx = ToolContext(db, catalog, settings, self.workspace, self.notes)
-        self.registry: ToolRegistry = build_registry(self._ctx)
+        self._small = settings.agent_profile == "small"
+        self._text_protocol = settings.tool_protocol == "text"
+        schema_in_prompt = schema_digest(catalog, settings.schema_prompt_tokens) is not None
+        self.registry: ToolRegistry = build_registry(
+            self._ctx, profile=settings.agent_profile, schema_in_prompt=schema_in_prompt
+        )
         self._history = History()
         self._used_ids: set[str] = set()
         self.conversation_id = new_conversation_id()
@@ -200,6 +211,15 @@ class Agent:
 
     def system_prompt(self) -> str:
         """Rendered once per conversation, so the prompt prefix stays byte-identical for caching."""
+        if self._system is None and self._small:
+            self._system = small_system_prompt(
+                self.catalog,
+                db_label=self.db.label,
+                notes=self.notes.read(),
+                today=self._today,
+                dialect=self.db.dialect.name,
+                budget_tokens=self.settings.schema_prompt_tokens,
+            )
         if self._system is None:
             self._system = system_prompt(
                 self.catalog,
@@ -361,6 +381,7 @@ class Agent:
             if isinstance(client, LLMError):
                 raise _Stop(client.message, client.kind, "error")
             limits = self.settings
+            results: list[tuple[str, QueryResult]] = []  # this turn's, which a text answer may cite
             while True:
                 if tally.completions >= limits.max_completions:
                     raise _Stop(
@@ -406,10 +427,13 @@ class Agent:
                     raise _Stop(err.message, err.kind, "error")
 
                 if not completion.tool_calls:
-                    recovered = recover_tool_calls(completion.text, self.registry.names)
+                    recovered = recover_tool_calls(
+                        completion.text, self.registry.names, in_prose=self._text_protocol
+                    )
                     if recovered is not None:
                         completion = dataclasses.replace(completion, text="", tool_calls=recovered)
-                        yield Notice(TEXT_CALLS_NOTICE)
+                        if not self._text_protocol:
+                            yield Notice(TEXT_CALLS_NOTICE)
                 if not completion.tool_calls:
                     text = completion.text.strip()
                     if not text:
@@ -419,10 +443,23 @@ class Agent:
                             "error",
                         )
                     turn.entries.append(Entry({"role": "assistant", "content": completion.text}))
-                    if tally.reasks < limits.max_reasks and tally.completions < limits.max_completions:
+                    can_reask = (
+                        tally.reasks < limits.max_reasks and tally.completions < limits.max_completions
+                    )
+                    # the full profile asks for an output tool first; the small one has none
+                    tracing = bool(results) and (self._small or not can_reask)
+                    traced = traced_answer(text, results) if tracing else None
+                    if traced is not None:
+                        turn.answer = saved_answer(traced)
+                        self._finish(turn, "answer")
+                        yield traced
+                        yield tally.done("answer")
+                        return
+                    if can_reask:
                         tally.reasks += 1
-                        turn.entries.append(Entry({"role": "user", "content": REASK_INSTRUCTION}))
-                        yield Reasked(REASK_INSTRUCTION)
+                        instruction = self._reask_instruction(results)
+                        turn.entries.append(Entry({"role": "user", "content": instruction}))
+                        yield Reasked(instruction)
                         continue
                     self._finish(turn, "text")
                     if completion.finish_reason == "length":
@@ -432,7 +469,6 @@ class Agent:
                     yield Answer(
                         kind="unverified",
                         text=text,
-                        verified=False,
                         # the whole text is unverified; scanning a huge reply would stall the loop
                         unverified_numbers=tuple(dict.fromkeys(numbers_in_text(text[:MAX_OUTPUT_CHARS]))),
                     )
@@ -492,6 +528,8 @@ class Agent:
                         outcome.result,
                         outcome.result_name,
                     )
+                    if outcome.ok and outcome.result is not None and outcome.result_name:
+                        results.append((outcome.result_name, outcome.result))
                     if call.is_output and outcome.ok and isinstance(outcome.value, Answer):
                         answer, answered_with = outcome.value, call.name
 
@@ -512,6 +550,11 @@ class Agent:
             self._finish(turn, stop.reason, f"(Not answered: {stop.message}.)")
             yield ErrorEvent(stop.message, kind=stop.kind)
             yield tally.done(stop.reason)
+
+    def _reask_instruction(self, results: list[tuple[str, QueryResult]]) -> str:
+        if not self._small:
+            return REASK_INSTRUCTION
+        return SMALL_REASK_ANSWER if results else SMALL_REASK_QUERY
 
     def _with_budget_hint(self, outcome: ToolOutcome, call: ParsedCall, tally: _Tally) -> str:
         left = self.settings.max_tool_calls - tally.tool_calls

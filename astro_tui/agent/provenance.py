@@ -20,12 +20,11 @@ import datetime as dt
 import decimal
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from astro_tui.data.text_table import json_safe
 
 if TYPE_CHECKING:
-    from astro_tui.agent.events import Answer
     from astro_tui.data.results import QueryResult
 
 MAX_SOURCES = 100
@@ -625,11 +624,41 @@ def cut_note(cut: Iterable[tuple[str, QueryResult]]) -> str:
     return f"(Shows {' and '.join(parts)}: the row cap cut the result.)" if parts else ""
 
 
-def provenance_json(answer: Answer | None) -> dict[str, Any]:
+class Answered(Protocol):
+    """What this module reads of an agent's `Answer` (events.py), named here because events
+    imports `Span` from this module and imports point one way."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def verified(self) -> bool: ...
+    @property
+    def complete(self) -> bool: ...
+    @property
+    def provenance(self) -> tuple[Span, ...]: ...
+
+
+def provenance_json(answer: Answered | None) -> dict[str, Any]:
     """`provenance` and `complete` of `astro ask --json` (complete is null without an answer)."""
     if answer is None:
         return {"provenance": [], "complete": None}
     return {"provenance": [span.to_json() for span in answer.provenance], "complete": answer.complete}
+
+
+# --------------------------------------------------------------------------- verified
+
+FROM_DATA = frozenset({"result", "observation", "chart"})
+"""Answer kinds an output tool made by running its queries; a message or plain text is not one."""
+
+
+def is_verified(kind: str, unverified_numbers: Sequence[str]) -> bool:
+    """The one meaning of `verified`, wherever it is shown or sent (app, `astro ask --json`, MCP,
+    replay, the Python API): the answer came from queries astro ran, and every number in it was
+    traced to a cell. A number that was not (typed by the model) is listed in
+    `unverified_numbers`, and one such number makes the whole answer unverified."""
+    return kind in FROM_DATA and not unverified_numbers
 
 
 # --------------------------------------------------------------------------- saved answers
@@ -640,29 +669,35 @@ class SavedAnswer:
     """What a saved conversation keeps of an answer: its text and where each value came from.
 
     The values are as JSON holds them (decimals and dates as text); the query results are not
-    kept. Sources name their input, whose SQL is stored once per answer.
+    kept. `inputs` is every input's SQL as executed (name, SQL), which sources name.
     """
 
     kind: str
     text: str
-    verified: bool
     complete: bool
     provenance: tuple[Span, ...]
+    unverified_numbers: tuple[str, ...] = ()
+    inputs: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def verified(self) -> bool:
+        return is_verified(self.kind, self.unverified_numbers)
 
 
-def saved_answer(answer: Answer) -> SavedAnswer:
+def saved_answer(answer: Answered) -> SavedAnswer:
     return SavedAnswer(
         kind=answer.kind,
         text=answer.text,
-        verified=answer.verified,
         complete=answer.complete,
         provenance=answer.provenance,
+        unverified_numbers=answer.unverified_numbers,
+        inputs=tuple((t.name, t.sql) for t in answer.tables),
     )
 
 
 def answer_record(saved: SavedAnswer) -> dict[str, Any]:
     """The saved answer as one JSON object, each SQL written once rather than once per source."""
-    inputs: dict[str, str] = {}
+    inputs: dict[str, str] = dict(saved.inputs)
     spans = []
     for span in saved.provenance:
         sources = []
@@ -674,6 +709,7 @@ def answer_record(saved: SavedAnswer) -> dict[str, Any]:
         "kind": saved.kind,
         "text": saved.text,
         "verified": saved.verified,
+        "unverified_numbers": list(saved.unverified_numbers),
         "complete": saved.complete,
         "inputs": inputs,
         "spans": spans,
@@ -708,12 +744,18 @@ def _answer_from_record(record: Any) -> SavedAnswer:
                 raise ValueError("a source whose column is not a name")
             cited.append(Source(name, sql, row, column, cell))
         spans.append(Span(start, end, text[start:end], value, bool(derived), tuple(cited), more))
+    typed = record.get("unverified_numbers", [])
+    if not isinstance(typed, list) or not all(isinstance(n, str) for n in typed):
+        raise ValueError("unverified numbers that are not texts")
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in inputs.items()):
+        raise ValueError("an input without its SQL")
     return SavedAnswer(
         kind=str(record.get("kind", "result")),
         text=text,
-        verified=bool(record.get("verified", True)),
         complete=bool(record.get("complete", True)),
         provenance=tuple(spans),
+        unverified_numbers=tuple(typed),
+        inputs=tuple(inputs.items()),
     )
 
 

@@ -145,14 +145,16 @@ class ToolRegistry:
         self._tools: dict[str, ToolSpec] = {}
         self._schemas: list[dict[str, Any]] | None = None
 
-    def add(self, func: Callable[..., Any], *, name: str | None = None) -> ToolSpec:
+    def add(
+        self, func: Callable[..., Any], *, name: str | None = None, description: str | None = None
+    ) -> ToolSpec:
         """One tool; what it declares with `@tool` (nothing, for a plain function) comes along."""
         tool_name = name or func.__name__
         facts = facts_of(func) or ToolFacts()
         model, collections = _arguments_model(func, tool_name)
         spec = ToolSpec(
             name=tool_name,
-            description=_description(func),
+            description=description or _description(func),
             func=func,
             model=model,
             output=facts.output,

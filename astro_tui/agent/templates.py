@@ -249,6 +249,28 @@ class ResultView:
         return str(_view_text(self, MISSING))
 
 
+INPUT_ATTRIBUTES = frozenset({"value", "rows", "columns", "row_count"})
+"""What `name.<attribute>` means for an input; any other name after the dot is a column."""
+
+
+def ambiguous(view: ResultView, attribute: str) -> TemplateError:
+    """A column named like an input attribute: either reading would be a guess."""
+    name = view._ref.name
+    column = next(c for c in view.columns if c.lower() == attribute.lower())
+    meaning = {
+        "value": "its first column in the first row",
+        "rows": "its list of rows",
+        "columns": "its column names",
+        "row_count": "its number of rows",
+    }[attribute]
+    return TemplateError(
+        f"input '{name}' has a column named '{column}', so `{name}.{attribute}` is ambiguous "
+        f"(`.{attribute}` is {meaning}). For the column write `{name}[{column!r}]` (the first row) "
+        f"or `{name}.rows[0][{column!r}]`; for `.{attribute}`, rename the column in the SQL "
+        f"(`AS {column}_1`)."
+    )
+
+
 def refused(ref: InputRef, what: str) -> TemplateError:
     """Counting or aggregating the rows of a cut result would state a wrong total."""
     return TemplateError(
@@ -784,15 +806,8 @@ class _Sandbox(ImmutableSandboxedEnvironment):
                     obj=obj,
                     name=attribute,
                 )
-        if isinstance(obj, ResultView) and attribute not in ResultView.__dict__:
-            if obj.has_column(attribute):
-                return obj.column_value(attribute)
-            return self.undefined(
-                f"an input has no attribute or column '{attribute}'; use .value, .rows, .columns, "
-                f".row_count or one of its columns: {', '.join(obj.columns)}",
-                obj=obj,
-                name=attribute,
-            )
+        if isinstance(obj, ResultView):
+            return self._input_attribute(obj, attribute)
         if isinstance(obj, LoopContext):
             items, every = _loop_items(obj)
             if attribute in _LOOP_COUNTS:
@@ -801,6 +816,28 @@ class _Sandbox(ImmutableSandboxedEnvironment):
         if isinstance(obj, Traced) and not callable(value):  # `day.year`: a part of the value
             return traced(value, merge(traces_of(obj), value))
         return value
+
+    def _input_attribute(self, view: ResultView, attribute: str) -> Any:
+        """`name.value`, `.rows`, `.columns`, `.row_count` are the input's own; `name.<column>` is
+        that column of the first row. A column named like one of the four is never guessed at."""
+        if attribute in INPUT_ATTRIBUTES:
+            if view.has_column(attribute):
+                raise ambiguous(view, attribute)
+            return super().getattr(view, attribute)
+        return self._input_column(
+            view, attribute, "attribute or column", "use .value, .rows, .columns, .row_count or"
+        )
+
+    def _input_column(self, view: ResultView, name: str, what: str, choices: str) -> Any:
+        """A column of the input's first row, or an error that lists its columns."""
+        if view.has_column(name):
+            return view.column_value(name)
+        return self.undefined(
+            f"input '{view._ref.name}' has no {what} '{name}'; {choices} one of its columns: "
+            f"{', '.join(view.columns)}",
+            obj=view,
+            name=name,
+        )
 
     def _loop_count(self, loop: LoopContext, attribute: str, items: _LoopItems | None, every: bool) -> Any:
         """`loop.length` of a loop over a cut result would be the cap, not the count: refused."""
@@ -817,8 +854,8 @@ class _Sandbox(ImmutableSandboxedEnvironment):
                 return obj[argument]
             except KeyError:
                 return self.getattr(obj, argument)
-        if isinstance(obj, ResultView) and isinstance(argument, str):
-            return self.getattr(obj, argument)
+        if isinstance(obj, ResultView) and isinstance(argument, str):  # `name["col"]`: a column only
+            return self._input_column(obj, argument, "column", "use")
         value = super().getitem(unproxy(obj), unproxy(argument))
         if isinstance(obj, Traced) and not traces_of(value):  # a character, a slice, an item
             return traced(value, merge(traces_of(obj), value))

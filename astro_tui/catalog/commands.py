@@ -114,7 +114,7 @@ _TABLE = [
     (
         "sample",
         "sample [-n N] [-c COLUMN] PATH...",
-        "real rows from the database (-c: most frequent values of one column)",
+        "real rows from the database (-c: a column's most frequent values, counted)",
         navigation.sample,
     ),
     ("echo", "echo [TEXT...]", "print text", filters.echo),

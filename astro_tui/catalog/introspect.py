@@ -24,18 +24,20 @@ def sample_values(
     )
 
 
-def distinct_values(
+def frequent_values(
     db: Database, table: Table, column: str, *, limit: int = 5, cancel: CancelToken | None = None
-) -> list[Any]:
-    """A few distinct non-null values of one column, most frequent first."""
+) -> list[tuple[Any, int]]:
+    """The most frequent non-null values of one column with how often each occurs, most frequent
+    first (ties in value order, so the answer is the same every time)."""
     col = table.quote(column)
     result = db.execute(
-        f"SELECT {col} FROM {table.sql_name} WHERE {col} IS NOT NULL "
+        f"SELECT {col}, count(*) FROM {table.sql_name} WHERE {col} IS NOT NULL "
         f"GROUP BY {col} ORDER BY count(*) DESC, {col} LIMIT {int(limit)}",
         row_cap=limit,
         cancel=cancel,
     )
-    return result.table.column(0).to_pylist()
+    values, counts = (result.table.column(i).to_pylist() for i in (0, 1))
+    return list(zip(values, (int(n) for n in counts), strict=True))
 
 
 def load_catalog(db: Database) -> Catalog:

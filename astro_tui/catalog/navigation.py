@@ -11,12 +11,13 @@ import fnmatch
 import re
 from dataclasses import dataclass
 
-from astro_tui.catalog.introspect import distinct_values, sample_values
+from astro_tui.catalog.introspect import frequent_values, sample_values
 from astro_tui.catalog.options import OptionSpec, UsageError, parse_options
 from astro_tui.catalog.runtime import EXIT_USAGE, Output, ShellContext, read_inputs
 from astro_tui.catalog.syntax import Word
 from astro_tui.catalog.vfs import Dir, File, Node, count_text
-from astro_tui.data.text_table import cell_len, cell_text, groups_digits, pad, table_cells
+from astro_tui.data.text_table import cell_len, cell_text, pad, table_cells
+from astro_tui.display import groups_digits
 from astro_tui.text import one_line
 
 _COMMENT_WIDTH = 90
@@ -206,12 +207,14 @@ def _sample_column(ctx: ShellContext, node: File, column: str, limit: int, out: 
         out.error(f"sample: {node.path}: no column '{column}'")
         return
     try:
-        values = distinct_values(ctx.db, node.table, found.name, limit=limit, cancel=ctx.cancel)
+        values = frequent_values(ctx.db, node.table, found.name, limit=limit, cancel=ctx.cancel)
     except DataError as exc:
         out.error(f"sample: {node.path}: {exc}")
         return
     grouping = groups_digits(found.name)
-    out.stdout.extend(_cell(v, grouping) for v in values)
+    counts = [f"{n:,}" for _, n in values]
+    width = max(map(len, counts), default=0)
+    out.stdout.extend(f"{n:>{width}}  {_cell(v, grouping)}" for (v, _), n in zip(values, counts, strict=True))
 
 
 def _cell(value: object, grouping: bool) -> str:

@@ -33,7 +33,7 @@ from astro_tui.catalog.runtime import (
 )
 from astro_tui.catalog.syntax import Command, Pipeline, Redirect, ShellSyntaxError, Word, parse
 from astro_tui.catalog.vfs import Dir, VirtualFS, render_card
-from astro_tui.data.catalog_model import Catalog, ColumnsNotRead, Table
+from astro_tui.data.catalog_model import NOT_READ_MESSAGE, Catalog, ColumnsNotRead, Table
 from astro_tui.errors import error_line
 
 if TYPE_CHECKING:
@@ -91,7 +91,7 @@ class Shell:
         with self._lock:
             if not self.catalog.complete:
                 if self.whole is None:
-                    raise ColumnsNotRead("the columns are still being read")
+                    raise ColumnsNotRead(NOT_READ_MESSAGE)
                 self.use(self.whole())
             return self
 

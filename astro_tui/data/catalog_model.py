@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, NoReturn
 
+from astro_tui.errors import AstroError
+
 TableKind = Literal["table", "view"]
 
 
@@ -36,8 +38,14 @@ _RESERVED = {
 }  # fmt: skip
 
 
-class ColumnsNotRead(Exception):
-    """A table's columns were used from an outline; read the whole catalog first."""
+class ColumnsNotRead(AstroError):
+    """A table's columns were used from an outline; read the whole catalog first (the shell
+    does, and runs the line again). Phrased for the person where it is shown as it is. Not a
+    `DataError`: the catalog's commands report those in place, and this one must reach the
+    shell, which reads the columns and runs the line again."""
+
+
+NOT_READ_MESSAGE = "the columns are still being read; try again in a moment"
 
 
 class _NotRead(tuple):  # type: ignore[type-arg]
@@ -47,7 +55,7 @@ class _NotRead(tuple):  # type: ignore[type-arg]
     __slots__ = ()
 
     def _refuse(self, *_: object) -> NoReturn:
-        raise ColumnsNotRead("the columns are still being read")
+        raise ColumnsNotRead(NOT_READ_MESSAGE)
 
     __len__ = __iter__ = __getitem__ = __contains__ = __bool__ = _refuse  # type: ignore[assignment]
 

@@ -28,17 +28,22 @@ class ClientCode:
     """The packages the Python code imports besides the standard library."""
     connect: str
     """Python defining `read(sql) -> pandas.DataFrame`, read-only where the engine can be."""
-    script_preamble: str
-    """The first lines of a SQL script for the engine's client."""
+    script_client: str
+    """The command-line client a SQL script is for, as `client_scripts` names it."""
+    script_setup: tuple[str, ...]
+    """The statements a SQL script starts with (attaching the data), without their `;`."""
     script_run: str
     """How to run the script, `{file}` standing for its path."""
     text_type: str
     """The SQL type a value is cast to, to print it in a check query."""
+    quote: str = '"'
+    """The engine's quote for a name."""
     secret_note: str = ""
     """Where the password or token comes from at run time, when the engine needs one."""
-    script_commands: str = ""
-    """A regular expression for text the command-line client runs as its own command
-    (psql's backslash commands, the DuckDB shell's dot commands)."""
+    script_commands: tuple[str, ...] = ()
+    """The client's own commands a script starts with, one a line (psql's `\\set ON_ERROR_STOP on`)."""
+    script_ascii: bool = False
+    """The client decodes the file in the platform's encoding: astro's own literals stay ASCII."""
 
 
 def client_code(info: Any) -> ClientCode:
@@ -102,10 +107,10 @@ def _duckdb(info: Mapping[str, Any]) -> ClientCode:
         targets=targets,
         requirements=("duckdb", "pandas"),
         connect=code,
-        script_preamble="".join(f"{s};\n" for s in steps),
-        script_run="duckdb < {file}",
+        script_client="duckdb",
+        script_setup=tuple(steps),
+        script_run="duckdb -f {file}",
         text_type="VARCHAR",
-        script_commands=r"(?m)^\s*\.",
     )
 
 
@@ -128,11 +133,13 @@ def _postgres(url: str) -> ClientCode:
         targets=(url,),
         requirements=("adbc-driver-postgresql", "pyarrow", "pandas"),
         connect=code,
-        script_preamble="\\set ON_ERROR_STOP on\nSET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY;\n",
-        script_run="psql " + _shell_quote(url) + " -f {file}",
+        script_client="psql",
+        script_setup=("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY",),
+        script_run="psql " + _shell_quote(url) + " -X -f {file}",
         text_type="TEXT",
         secret_note="the password comes from PGPASSWORD or ~/.pgpass",
-        script_commands=r"\\",
+        # after the person's ~/.psqlrc: stop at an error, a statement ends at `;` only, UTF-8 lexing
+        script_commands=("\\set ON_ERROR_STOP on", "\\set SINGLELINE off", "\\encoding UTF8"),
     )
 
 
@@ -147,10 +154,13 @@ def _spark(url: str) -> ClientCode:
         targets=(url,),
         requirements=("pyspark-client", "pandas"),
         connect=code,
-        script_preamble="",
+        script_client="spark-sql",
+        script_setup=(),
         script_run="spark-sql -f {file}",
         text_type="STRING",
+        quote="`",
         secret_note="a token goes in SPARK_REMOTE",
+        script_ascii=True,
     )
 
 

@@ -16,7 +16,7 @@ from astro_tui.data.cancel import CancelToken
 from astro_tui.data.engines import open_engine
 from astro_tui.data.engines.base import Dialect, Engine, FirstRows
 from astro_tui.data.errors import DataError
-from astro_tui.data.results import QueryResult
+from astro_tui.data.results import QueryResult, RowSink
 from astro_tui.data.scope import Scope
 
 if TYPE_CHECKING:
@@ -98,16 +98,19 @@ class Database:
         timeout: float | None = -1,
         cancel: CancelToken | None = None,
         first: FirstRows | None = None,
+        sink: RowSink | None = None,
     ) -> QueryResult:
         """Run one guarded, read-only statement; blocking, so call it off the UI loop.
 
         `row_cap=-1`/`timeout=-1` mean the settings' values; None means no limit. `first` may
         be given a long result's first rows while the rest is read, if the engine offers it.
+        `sink` may be handed the rows as they are read, within the statement's limits, if the
+        engine can: the result then holds none (`QueryResult.streamed`), else all of them.
         """
         cap = self.settings.row_cap if row_cap == -1 else row_cap
         limit = self.settings.query_timeout_s if timeout == -1 else timeout
         statement = self.engine.check(sql, timeout=limit)
-        return self.engine.run(statement, cap=cap, timeout=limit, cancel=cancel, first=first)
+        return self.engine.run(statement, cap=cap, timeout=limit, cancel=cancel, first=first, sink=sink)
 
     def count_rows(self, statement: str, *, timeout: float, cancel: CancelToken | None = None) -> int | None:
         """How many rows a statement returns, counted on the server within `timeout` seconds

@@ -3,10 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     import pyarrow as pa  # imported by whoever makes a result; opening a database needs none
+
+
+class RowSink(Protocol):
+    """Where a result's rows go as they are read (`astro sql`'s printing): a batch at a time,
+    under the statement's limits, so what the process holds is one batch, not the result."""
+
+    def start(self, schema: pa.Schema) -> None: ...
+
+    def write(self, batch: Any) -> None:
+        """A batch of rows: an Arrow `RecordBatch`, or a few rows as Python values (`RowTable`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +33,8 @@ class QueryResult:
     total_rows: int | None = None
     """The full count of a truncated result, when it was cheap to know (else None): the engine's
     metadata for a plain scan, or a count within a few seconds (`Database.count_rows`)."""
+    streamed: int | None = None
+    """The rows handed to a `RowSink` as they were read; `table` then holds none of them."""
 
     @property
     def columns(self) -> list[str]:
@@ -30,7 +42,7 @@ class QueryResult:
 
     @property
     def row_count(self) -> int:
-        return self.table.num_rows
+        return self.table.num_rows if self.streamed is None else self.streamed
 
     def rows(self, limit: int | None = None) -> list[tuple[Any, ...]]:
         """Python tuples for the first `limit` rows; the Arrow table stays the source."""

@@ -18,7 +18,6 @@ import datetime as dt
 import decimal
 import itertools
 import json
-import re
 from collections.abc import Iterator
 from typing import IO, TYPE_CHECKING, Any
 
@@ -27,6 +26,7 @@ from rich.cells import cell_len
 from astro_tui.data import without_numpy
 from astro_tui.data.results import QueryResult
 from astro_tui.data.row_table import RowColumn, RowTable
+from astro_tui.display import groups_digits, value_text
 from astro_tui.text import clip, inert, json_inert
 
 if TYPE_CHECKING:
@@ -41,41 +41,14 @@ _STR_BYTES = 64
 """What a short Python string (and its place in a row) costs beside its characters."""
 
 
-def number_text(value: float | int | decimal.Decimal, *, grouping: bool = True, digits: int = 15) -> str:
-    """A number as a person reads it: thousands separators, and a float at its shortest
-    form once the last digits' arithmetic noise is rounded away (`10.357019999999999`
-    reads `10.35702`); 15 significant digits keep every digit a double really holds."""
-    if isinstance(value, bool):
-        return str(value)
-    if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
-            return str(value)
-        value = float(f"{value:.{digits}g}")
-        if value.is_integer() and abs(value) < 1e15:
-            return f"{value:,.1f}" if grouping else f"{value:.1f}"
-    return f"{value:,}" if grouping else str(value)
-
-
-_PLAIN_WORDS = {"id", "year", "yr", "code", "zip", "no", "nr", "key", "number", "num"}
-
-
-def groups_digits(column: str) -> bool:
-    """Ids, codes and years read wrong with separators (`order_id 1,056`, `year 2,004`);
-    the column name's last word says which (`order_id`, `orderId`, `fiscal_year`), so
-    `amount_paid` is still grouped."""
-    words = re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", column)
-    last = words[-1].lower() if words else ""
-    return last not in _PLAIN_WORDS and "year" not in (w.lower() for w in words)
-
-
 def cell_text(value: Any, *, max_chars: int | None = None, grouping: bool = True) -> str:
     """How one value reads in a text table; NULL is spelled out, long text is cut."""
     if value is None:
         text = "NULL"
-    elif isinstance(value, float | int | decimal.Decimal) and not isinstance(value, bool):
-        text = number_text(value, grouping=grouping)
     else:
-        text = str(value)
+        text = value_text(value, grouping=grouping)
+        if text is None:
+            text = str(value)
     text = inert(text, keep_newlines=False).replace("\t", " ")
     if max_chars is not None and cell_len(text) > max_chars:
         text = clip(text, max_chars)
@@ -204,36 +177,119 @@ def write_table(result: QueryResult, out: IO[str], *, max_rows: int | None, max_
 
 def write_csv(result: QueryResult, out: IO[str]) -> None:
     """Every value whole (CSV is the data), inert, streamed a batch of rows at a time."""
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow([inert(c, keep_newlines=False) for c in result.columns])
-    for batch in _batches(result.table, None):
-        columns = [column.to_pylist() for column in batch.columns]
-        for row in zip(*columns, strict=True):
-            writer.writerow(["" if v is None else inert(str(v)) for v in row])
+    _print_whole(CsvPrinter(out), result)
 
 
 def write_json(result: QueryResult, out: IO[str]) -> None:
     """One JSON object, the same text `json.dumps` makes of it whole, streamed a batch of rows
     at a time: UTF-8, with every control, bidi and surrogate character escaped."""
-    encode = json.JSONEncoder(ensure_ascii=False).encode
+    _print_whole(JsonPrinter(out), result)
 
-    def dump(value: object) -> str:
-        return json_inert(encode(value))
 
-    out.write('{"columns": ' + dump(result.columns) + ', "rows": [')
-    first = True
+def _print_whole(printer: CsvPrinter | JsonPrinter, result: QueryResult) -> None:
+    printer.begin(result.columns)
     for batch in _batches(result.table, None):
-        columns = [column.to_pylist() for column in batch.columns]
-        for row in zip(*columns, strict=True):
-            out.write(("" if first else ", ") + dump([json_safe(v) for v in row]))
-            first = False
-    tail = {
-        "row_count": result.row_count,
-        "truncated": result.truncated,
-        "elapsed_ms": round(result.elapsed_ms, 3),
-        "sql": result.sql,
-    }
-    out.write("], " + dump(tail)[1:] + "\n")
+        printer.write(batch)
+    printer.finish(result)
+
+
+class CsvPrinter:
+    """CSV printed as the rows are read (a `RowSink`): a header, then each batch's rows."""
+
+    def __init__(self, out: IO[str]) -> None:
+        self._writer = csv.writer(out, lineterminator="\n")
+
+    def start(self, schema: pa.Schema) -> None:
+        self.begin(list(schema.names))
+
+    def begin(self, columns: list[str]) -> None:
+        self._writer.writerow([inert(c, keep_newlines=False) for c in columns])
+
+    def write(self, batch: Any) -> None:
+        for part in _batches(batch, None):
+            columns = [column.to_pylist() for column in part.columns]
+            for row in zip(*columns, strict=True):
+                self._writer.writerow(["" if v is None else inert(_data_text(v)) for v in row])
+
+    def finish(self, result: QueryResult) -> None:
+        return None
+
+
+class JsonPrinter:
+    """JSON printed as the rows are read (a `RowSink`); the count, cut and time at the end."""
+
+    def __init__(self, out: IO[str]) -> None:
+        self._out = out
+        self._first = True
+        self._encode = json.JSONEncoder(ensure_ascii=False).encode
+
+    def _dump(self, value: object) -> str:
+        return json_inert(self._encode(value))
+
+    def start(self, schema: pa.Schema) -> None:
+        self.begin(list(schema.names))
+
+    def begin(self, columns: list[str]) -> None:
+        self._out.write('{"columns": ' + self._dump(columns) + ', "rows": [')
+
+    def write(self, batch: Any) -> None:
+        for part in _batches(batch, None):
+            columns = [column.to_pylist() for column in part.columns]
+            for row in zip(*columns, strict=True):
+                self._out.write(("" if self._first else ", ") + self._dump([json_safe(v) for v in row]))
+                self._first = False
+
+    def finish(self, result: QueryResult) -> None:
+        tail = {
+            "row_count": result.row_count,
+            "truncated": result.truncated,
+            "elapsed_ms": round(result.elapsed_ms, 3),
+            "sql": result.sql,
+        }
+        self._out.write("], " + self._dump(tail)[1:] + "\n")
+
+
+class TablePrinter:
+    """A text table from rows as they are read (a `RowSink`): its widths need every row, so
+    each batch is kept with its cells cut in Arrow to what a cell shows (`max_cell`), up to
+    `max_rows` rows, and the lines are printed at the end from those."""
+
+    def __init__(self, out: IO[str], *, max_rows: int | None, max_cell: int = 60) -> None:
+        self._out = out
+        self._max_rows = max_rows
+        self._max_cell = max_cell
+        self._schema: Any = None
+        self._kept: list[Any] = []
+        self._rows = 0
+
+    def start(self, schema: pa.Schema) -> None:
+        self._schema = schema
+
+    def write(self, batch: Any) -> None:
+        import pyarrow as pa
+
+        room = None if self._max_rows is None else self._max_rows - self._rows
+        if room is not None and room <= 0:
+            return
+        if room is not None and batch.num_rows > room:
+            batch = batch.slice(0, room)
+        columns = [_shown(column, self._max_cell + 1) for column in batch.columns]
+        self._kept.append(pa.RecordBatch.from_arrays(columns, names=list(self._schema.names)))
+        self._rows += batch.num_rows
+
+    def finish(self, result: QueryResult) -> None:
+        import dataclasses
+
+        import pyarrow as pa
+
+        table = pa.Table.from_batches(self._kept) if self._kept else self._schema.empty_table()
+        self._kept = []
+        write_table(
+            dataclasses.replace(result, table=table),
+            self._out,
+            max_rows=self._max_rows,
+            max_cell=self._max_cell,
+        )
 
 
 def _is_numeric(result: QueryResult, index: int) -> bool:
@@ -245,14 +301,24 @@ def _is_numeric(result: QueryResult, index: int) -> bool:
     return pat.is_integer(kind) or pat.is_floating(kind) or pat.is_decimal(kind)
 
 
+def _data_text(value: Any) -> str:
+    """A value in CSV or JSON text: a double whole (`repr`, which reads back exactly), other
+    numbers and times as every front end shows them, without separators (`str` of a
+    DECIMAL could read `4.00E-7`)."""
+    if isinstance(value, float):
+        return repr(value)
+    shown = value_text(value, grouping=False)
+    return str(value) if shown is None else shown
+
+
 def json_safe(value: Any) -> Any:
     """Values JSON can hold exactly: decimals and dates become strings, not rounded floats."""
     if value is None or isinstance(value, bool | int | str):
         return value
     if isinstance(value, float):
         return value if value == value and abs(value) != float("inf") else str(value)
-    if isinstance(value, decimal.Decimal | dt.date | dt.datetime | dt.time | dt.timedelta):
-        return str(value)
+    if isinstance(value, decimal.Decimal | dt.date | dt.time | dt.timedelta):
+        return _data_text(value)
     if isinstance(value, bytes):
         return value.hex()
     if isinstance(value, list | tuple):

@@ -13,7 +13,7 @@ import shutil
 import time
 from typing import Any, TextIO, assert_never
 
-from astro_tui.agent.charts import render_chart_text
+from astro_tui.agent.chart_draw import render_chart_text
 from astro_tui.agent.conversations import conversation_path
 from astro_tui.agent.events import (
     AgentEvent,
@@ -262,5 +262,5 @@ async def run_ask(question: str, session: Session, *, json_output: bool, out: Te
         progress.line("(unverified: the model answered in its own words; no query produced this text)")
     elif answer.unverified_numbers:
         numbers = ", ".join(answer.unverified_numbers)
-        progress.line(f"(typed into the answer by the model, not from the data: {numbers})")
+        progress.line(f"(unverified: typed into the answer by the model, not from the data: {numbers})")
     return 0

@@ -64,6 +64,7 @@ class QuestionReport:
     verified: bool = False
     tool_calls: int = 0
     tokens: int = 0
+    prompt_tokens: int = 0
     seconds: float = 0.0
     answer_sql: list[str] = field(default_factory=list)
     matched: str | None = None
@@ -142,7 +143,7 @@ def load_questions(path: Path) -> list[EvalQuestion]:
         raise EvalInputError(f"{path}: cannot read it: {getattr(exc, 'strerror', None) or exc}") from None
     questions: list[EvalQuestion] = []
     seen: set[str] = set()
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):  # a text may hold U+2028: not a line end
         if not line.strip():
             continue
         where = f"{path.name} line {number}"
@@ -188,6 +189,8 @@ async def evaluate_question(question: EvalQuestion, session: Session) -> Questio
         reply = await trial.turn(question.question)
         report.seconds = time.perf_counter() - started
     report.tool_calls, report.tokens = reply.tool_calls, reply.tokens
+    usage = reply.done.usage if reply.done is not None else None
+    report.prompt_tokens = usage.prompt_tokens if usage is not None else 0
     answer = reply.answer
     if answer is None:
         failure = reply.failure()

@@ -25,6 +25,7 @@ from astro_tui.llm.accumulator import DeltaAccumulator, completion_as_chunk
 from astro_tui.llm.errors import LLMError, config_error, missing_key_message, translate
 from astro_tui.llm.messages import StreamItem
 from astro_tui.llm.retry import BACKOFF_BASE_S, RETRY_AFTER_CAP_S, RetryPolicy, parse_retry_after
+from astro_tui.llm.text_protocol import as_text_messages
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -129,6 +130,8 @@ class ChatClient:
         )
 
     def _params(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
+        if self._settings.tool_protocol == "text":
+            messages, tools = as_text_messages(messages, tools), []
         params: dict[str, Any] = {"model": self._model, "messages": _encodable(messages), "stream": True}
         if tools:
             params["tools"] = tools

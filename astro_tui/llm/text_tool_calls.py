@@ -19,14 +19,29 @@ from astro_tui.llm.messages import ToolCallRequest
 
 _FENCE = re.compile(r"^```[a-zA-Z]*\s*\n?(.*?)\n?```$", re.DOTALL)
 _TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
+_OPEN_TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
 _MISTRAL = "[TOOL_CALLS]"
 
 
-def recover_tool_calls(text: str, tools: Collection[str]) -> list[ToolCallRequest] | None:
-    """The calls written in `text`, or None when it is not unambiguously only calls."""
+def recover_tool_calls(
+    text: str, tools: Collection[str], *, in_prose: bool = False
+) -> list[ToolCallRequest] | None:
+    """The calls written in `text`, or None when it is not unambiguously only calls.
+
+    `in_prose` is for the text protocol, where the prompt asked for `<tool_call>` blocks: there
+    the blocks count wherever they are (a small model writes a sentence first, or stops before
+    the closing tag), and the prose around them is dropped."""
     body = text.strip()
     if not body:
         return None
+    if in_prose and "<tool_call>" in body:
+        objects_in_prose: list[Any] = []
+        for part in _OPEN_TAGGED.findall(body):
+            parsed = _json(part.strip())
+            if parsed is None:
+                return None
+            objects_in_prose += parsed if isinstance(parsed, list) else [parsed]
+        return _calls(objects_in_prose, tools)
     if body.startswith("<tool_call>"):
         found = _TAGGED.findall(body)
         if not found or _TAGGED.sub("", body).strip():
@@ -46,6 +61,10 @@ def recover_tool_calls(text: str, tools: Collection[str]) -> list[ToolCallReques
         if parsed is None:
             return None
         objects = parsed if isinstance(parsed, list) else [parsed]
+    return _calls(objects, tools)
+
+
+def _calls(objects: list[Any], tools: Collection[str]) -> list[ToolCallRequest] | None:
     calls: list[ToolCallRequest] = []
     for position, item in enumerate(objects):
         call = _call(item, tools, position)

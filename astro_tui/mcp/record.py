@@ -4,8 +4,9 @@ One conversation per MCP session (a stdio connection, an HTTP session; calls
 without a session share the server's), in the same format and directory as the
 app's, so `/resume` in the app lists it for this database. Each call is one
 turn: the call as the client sent it, and a closing note with the SQL exactly
-as executed and the result's shape — never its rows. The file is rewritten
-atomically after every call.
+as executed and the result's shape — never its rows. A `submit_result` turn
+also keeps its answer with its provenance, as the app's do, so `astro replay`
+takes it like any other. The file is rewritten atomically after every call.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from astro_tui.agent.conversations import new_conversation_id
+from astro_tui.agent.events import Answer
 from astro_tui.agent.history import Entry, Turn
+from astro_tui.agent.provenance import saved_answer
 from astro_tui.session import Session
 from astro_tui.text import inert
 
@@ -49,6 +52,8 @@ class CallRecord:
     outcome: str = ""
     """One line: the result's shape, the error, or what a text tool returned (its first line)."""
     elapsed_ms: float = 0.0
+    answer: Answer | None = None
+    """`submit_result`'s answer, kept with its provenance like the app's, so it replays."""
 
 
 @dataclass(slots=True)
@@ -154,6 +159,8 @@ def _turn(call: CallRecord, number: int) -> Turn:
     if outcome:
         note.append(outcome)
     turn = Turn(question=label, status=call.status)
+    if call.answer is not None:
+        turn.answer = saved_answer(call.answer)
     turn.entries.append(Entry({"role": "user", "content": label}))
     turn.entries.append(
         Entry(

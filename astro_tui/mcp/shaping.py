@@ -22,7 +22,7 @@ from pydantic import BaseModel
 from astro_tui.agent.events import Answer
 from astro_tui.agent.formatting import sql_type
 from astro_tui.data.results import QueryResult
-from astro_tui.data.text_table import format_table, json_safe
+from astro_tui.data.text_table import json_safe, table_lines
 from astro_tui.text import UNSAFE_RE2, inert
 
 RESULT_BYTES = 40_000
@@ -156,9 +156,8 @@ def _notice(result: QueryResult, shown: int, total: int | None, cells_cut: bool,
         reasons.append(f"the {budget:,}-byte result budget")
     notes = []
     if reasons:
-        whole = f"{total:,}" if total is not None else f"more than {result.row_count:,}"
         notes.append(
-            f"truncated: {shown:,} of {whole} rows, cut by {' and '.join(reasons)}. "
+            f"truncated: {_of(shown, total, result)}, cut by {' and '.join(reasons)}. "
             "Do not count or sum these rows yourself: aggregate or filter in SQL."
         )
     if cells_cut:
@@ -167,11 +166,28 @@ def _notice(result: QueryResult, shown: int, total: int | None, cells_cut: bool,
 
 
 def sql_text(result: QueryResult, payload: Mapping[str, Any]) -> str:
-    """The short rendering beside the structured result: the first rows as a table."""
-    text = format_table(result, max_rows=min(TEXT_ROWS, payload["row_count"]), max_cell=60)
-    if payload["notice"]:
-        text += "\n" + payload["notice"]
-    return text
+    """The short rendering beside the structured result: the first rows as a table, and the
+    reply's one row count — the structured result's, never the row cap's."""
+    shown = min(TEXT_ROWS, payload["row_count"])
+    lines = list(table_lines(result, max_rows=shown, max_cell=60))
+    if len(lines) > 1:
+        lines.pop()  # the table's own count line counts the result as read, not as given here
+    lines.append(payload["notice"] or _counted(payload["row_count"], "row"))
+    if shown < payload["row_count"]:
+        lines.append(f"(the table above shows the first {shown:,})")
+    return "\n".join(lines)
+
+
+def reply_count(payload: Mapping[str, Any], result: QueryResult) -> str:
+    """The rows a shaped result holds, and of how many when the result has more."""
+    if not payload["truncated"]:
+        return _counted(payload["row_count"], "row")
+    return _of(payload["row_count"], payload["total_rows"], result)
+
+
+def _of(shown: int, total: int | None, result: QueryResult) -> str:
+    whole = f"{total:,}" if total is not None else f"more than {result.row_count:,}"
+    return f"{shown:,} of {whole} rows here"
 
 
 def text_result(text: str, budget: int = RESULT_BYTES) -> str:
@@ -190,9 +206,8 @@ def verified_answer(answer: Answer, budget: int = RESULT_BYTES) -> tuple[dict[st
     the text first (up to half), then the provenance (up to half of what is left), then the inputs.
     A span's offsets are those of the text as rendered: they shift only where the text held a
     control character, which the inert text shows as `\\x1b`-style escapes."""
-    text = inert(answer.text)
+    text = text_shown = inert(answer.text)
     title = inert(answer.title, keep_newlines=False) if answer.title else None
-    shown = _answer_text(title, text, answer)
     notes = []
     if len(text.encode("utf-8", "replace")) > budget // 2:
         text = text.encode("utf-8", "replace")[: budget // 2].decode("utf-8", "ignore") + "…"
@@ -222,7 +237,7 @@ def verified_answer(answer: Answer, budget: int = RESULT_BYTES) -> tuple[dict[st
             {"name": inert(table.name, keep_newlines=False), "result": sql_result(table.result, share)}
         )
     payload["notice"] = " ".join(notes) or None
-    return payload, shown
+    return payload, _answer_text(title, text_shown, answer, payload["inputs"])
 
 
 def _within(items: list[Any], limit: int, room: int) -> tuple[list[Any], int]:
@@ -238,15 +253,17 @@ def _within(items: list[Any], limit: int, room: int) -> tuple[list[Any], int]:
     return kept, room - used
 
 
-def _answer_text(title: str | None, text: str, answer: Any) -> str:
+def _answer_text(title: str | None, text: str, answer: Answer, inputs: list[dict[str, Any]]) -> str:
     parts = [title, text] if title else [text]
-    for table in answer.tables:
+    for table, given in zip(answer.tables, inputs, strict=True):
         one_line = " ".join(table.sql.split())
         if len(one_line) > 300:
             one_line = one_line[:299] + "…"
-        parts.append(f"[{table.name}] {table.result.count_text()} · SQL as executed: {inert(one_line)}")
+        count = reply_count(given["result"], table.result)
+        parts.append(f"[{given['name']}] {count} · SQL as executed: {inert(one_line)}")
     if answer.unverified_numbers:
-        parts.append("Typed into the template, not from a query: " + ", ".join(answer.unverified_numbers))
+        typed = ", ".join(inert(n, keep_newlines=False) for n in answer.unverified_numbers)
+        parts.append(f"Not verified: typed into the template or title, not from a query: {typed}")
     return "\n\n".join(p for p in parts if p)
 
 

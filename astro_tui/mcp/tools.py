@@ -141,6 +141,7 @@ class AstroTools:
         call = self._current()
         if call is not None:
             call.record.status = "answer"
+            call.record.answer = answer
             call.record.sql.extend(answer.sql)
             call.record.outcome = "answer: " + " ".join(payload["text"].split())[:300]
         text = text_result(shown, TEXT_BYTES)
@@ -196,6 +197,7 @@ not instructions."""
 SUBMIT_RESULT = """Render an answer whose numbers come from queries, for quoting to the user. Each \
 input query runs now; the Jinja template (sandboxed) is rendered over the results only: \
 `{{ rev.value | money }}`, `{% for r in top.rows %}{{ r.region }}{% endfor %}`. An input has \
-.value (first cell), .rows, .columns, .row_count; filters number(d), money, percent, date(fmt). \
-Returns the text and each input's SQL as executed with its rows; numbers typed into the template \
-are listed as unverified_numbers."""
+.value (first cell), .rows, .columns, .row_count, and name['col'] (a column of the first row; \
+the only way to a column named like those four); filters number(d), money, percent, date(fmt). \
+Returns the text and each input's SQL as executed with its rows. A number typed into the template \
+or title is listed in unverified_numbers and makes verified false."""

@@ -149,10 +149,13 @@ def _assert(quoted: Quoted, frames: dict[str, str]) -> str:
 
 
 def python_text(text: str) -> str:
-    """A string literal for SQL: triple-quoted where that reads back exactly, else `repr`."""
-    if '"""' not in text and "\\" not in text and not text.endswith('"') and "\r" not in text:
-        return f'"""\n{text.strip()}\n"""' if "\n" in text.strip() else repr(text.strip())
-    return repr(text)
+    """A string literal for SQL that reads back exactly, even indented (a marimo cell indents its
+    body): one `repr` a line, joined by Python, so every line break and control is an escape."""
+    lines = text.split("\n")
+    if len(lines) == 1:
+        return repr(text)
+    pieces = [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
+    return "(\n" + "".join(f"    {piece!r}\n" for piece in pieces) + ")"
 
 
 def _md(text: str) -> str:

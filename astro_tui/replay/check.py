@@ -4,8 +4,10 @@ Each input runs again through the guard, with the session's limits, on the
 conversation's data or the target given. A number read from one cell is read
 again at the same row and column (a row that is gone has moved); a number the
 template computed moved when any cell it came from did, and its new value is the
-template rendered again over the new results. The comparison is `runtime.same`,
-the one the notebooks' asserts use.
+template rendered again over the new results. A number is compared at the
+precision it was quoted: a change that leaves its printed text as it was
+(`24.8%` stays `24.8%`) has not moved it. The notebooks' and scripts' asserts
+check the cells themselves, so they also stop at a change below that precision.
 """
 
 from __future__ import annotations
@@ -92,7 +94,9 @@ def _moved(quoted: Quoted, results: dict[str, QueryResult], again: Again | None)
         if span is None:
             return Moved(quoted.label, quoted.text, "(no longer in the answer)")
         value, text = span
-        return None if same(value, quoted.value) else Moved(quoted.label, quoted.text, one_line(text, 60))
+        if text == quoted.text or same(value, quoted.value):  # the same template prints it alike
+            return None
+        return Moved(quoted.label, quoted.text, one_line(text, 60))
     checked = [s for s in quoted.sources if s.row is None or s.column is not None]
     now = [_cell(results, s) for s in checked]
     if all(same(value, s.value) for value, s in zip(now, checked, strict=True)):
@@ -102,6 +106,8 @@ def _moved(quoted: Quoted, results: dict[str, QueryResult], again: Again | None)
     found = number_format(quoted.value, quoted.text)
     value = now[0]
     shown = GONE if value is GONE else found.show(value) if found is not None else str(value)
+    if found is not None and shown == quoted.text:  # moved below the precision it was quoted at
+        return None
     return Moved(quoted.label, quoted.text, one_line(shown, 60))
 
 

@@ -1,9 +1,10 @@
 """A saved conversation read as what a replay needs: each verified answer, its queries and its numbers.
 
-Only verified answers made from queries replay (`submit_result`,
-`submit_observation`, `render_chart`): a message to the person has no data to
-check. An answer's inputs are the output call's own, in its order, with the SQL
-as executed where the provenance kept it; every number it quoted becomes a
+Only verified answers (`provenance.is_verified`: made from queries, no number
+typed) replay, whether the app's agent or an MCP client's `submit_result` gave
+them: a message to the person has no data to check. An answer's inputs are the
+output call's own, in its order, with the SQL as executed where the saved answer
+kept it; every number it quoted becomes a
 `Quoted`, named after the answer and the words before it (`A1 Orders · Completed
 revenue`) so a moved number can be told apart from its neighbours.
 """
@@ -143,6 +144,7 @@ def _answers(turns: list[Turn]) -> list[ReplayAnswer]:
         for span in saved.provenance:
             for source in span.sources:
                 inputs[source.input] = source.sql  # the SQL as executed
+        inputs.update(saved.inputs)  # every input as executed (kept since; an MCP call's arguments are cut)
         if not inputs:
             continue
         number = len(answers) + 1

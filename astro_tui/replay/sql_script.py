@@ -1,67 +1,117 @@
-"""A replay as one SQL script for the engine's own client (`duckdb`, `psql`).
+"""A replay as one SQL script for the engine's own client (`duckdb`, `psql`, `spark-sql`).
 
 Each answer: its question, answer and quoted numbers in comments, its queries,
 then per quoted number a check query that returns a row (`moved`, `was`, `now`)
 only when the number moved, so a run that prints no `moved` row means nothing
-moved. Text from the conversation goes into comments one line at a time and into
-string literals quoted, never into the SQL itself.
+moved. Text from the conversation goes into comments one line at a time (no
+character any client takes for a line break) and into string literals quoted,
+never into the SQL itself. The queries themselves go in as the guard judged them,
+so the script is written only when `client_scripts` reads it back, as the client
+will, as exactly the statements meant and the client commands astro wrote.
 """
 
 from __future__ import annotations
 
-import re
+from dataclasses import dataclass, field
 
 from astro_tui.agent.provenance import Source
+from astro_tui.data.client_scripts import SQL_SPACE, Step, Unprovable, client_steps
 from astro_tui.data.clients import ClientCode
 from astro_tui.replay.cells import MAX_CHECKED_SOURCES
 from astro_tui.replay.model import Quoted, Replay, ReplayAnswer, ReplayError
 from astro_tui.replay.runtime import as_number
 from astro_tui.text import one_line
 
+NOTEBOOKS = "replay it as a notebook instead (--to ipynb or --to marimo)"
+
+
+@dataclass(slots=True)
+class _Script:
+    """The script's lines and, beside them, what its client must do with them."""
+
+    code: ClientCode
+    lines: list[str] = field(default_factory=list)
+    expected: list[Step] = field(default_factory=list)
+    origins: list[str] = field(default_factory=list)
+
+    def comment(self, text: str, *, lines: bool = False) -> None:
+        """`text` as comment lines: one, or (`lines`) one per line of it."""
+        parts = (text.splitlines() or [""]) if lines else [text]
+        self.lines += [f"-- {one_line(part)}".rstrip() for part in parts]
+
+    def command(self, text: str) -> None:
+        self.lines.append(text)
+        self.expected.append(Step("command", text))
+        self.origins.append("the script's setup")
+
+    def statement(self, sql: str, origin: str) -> None:
+        self.lines.append(sql + ("\n;" if "--" in sql.rsplit("\n", 1)[-1] else ";"))
+        self.expected.append(Step("sql", sql))
+        self.origins.append(origin)
+
+    def text(self) -> str:
+        return "\n".join(self.lines).strip("\n") + "\n"
+
 
 def script_text(replay: Replay, file_name: str = "FILE") -> str:
-    """The script; ReplayError when a query holds what the client would run as its own command."""
+    """The script; ReplayError when its client would not run exactly what astro checked."""
     code = replay.code()
-    commands = re.compile(code.script_commands) if code.script_commands else None
+    script = _Script(code)
+    script.comment(f"Replay of conversation {replay.id} ({replay.label}), by astro replay.")
+    script.comment(f"Run: {code.script_run.format(file=file_name)}")
+    if code.secret_note:
+        script.comment(f"For the connection, {code.secret_note}.")
+    script.comment("A check query returns a row (moved, was, now) only when a quoted number moved.")
+    for command in code.script_commands:
+        script.command(command)
+    for setup in code.script_setup:
+        script.statement(setup, "the script's setup")
     for answer in replay.answers:
-        for name, sql in answer.inputs.items():
-            if commands is not None and commands.search(sql):
-                raise ReplayError(
-                    f"{answer.tag} {name}: its SQL holds what the engine's client would run as a "
-                    "command of its own; replay it as a notebook instead"
-                )
-    head = [
-        f"-- Replay of conversation {one_line(replay.id)} ({one_line(replay.label)}), by astro replay.",
-        f"-- Run: {one_line(code.script_run.format(file=file_name))}",
-        *([f"-- For the connection, {code.secret_note}."] if code.secret_note else []),
-        "-- A check query returns a row (moved, was, now) only when a quoted number moved.",
-    ]
-    body = [line for answer in replay.answers for line in _answer(answer, code)]
-    parts = ["\n".join(head), code.script_preamble.rstrip(), "\n".join(body).strip()]
-    if commands is not None:  # only comments and quoted labels can hold one now: made inert
-        for at in (0, 2):
-            parts[at] = commands.sub(lambda m: m.group(0).replace("\\", "∖").replace(".", "․"), parts[at])
-    return "\n\n".join(p for p in parts if p) + "\n"
+        _answer(script, answer)
+    text = script.text()
+    _prove(script, text)
+    return text
 
 
-def _answer(answer: ReplayAnswer, code: ClientCode) -> list[str]:
-    lines = ["", f"-- {answer.tag} · {answer.title}", *_comment("Question: " + answer.question)]
-    lines += _comment("Answer: " + answer.text)
+def _prove(script: _Script, text: str) -> None:
+    """ReplayError unless the client reads `text` as exactly the steps the script was built from."""
+    client = script.code.script_client
+    try:
+        steps = client_steps(client, text)
+    except Unprovable as exc:
+        raise ReplayError(f"{client} may not run this script as written ({exc}); {NOTEBOOKS}") from None
+    if steps == script.expected:
+        return
+    same = zip(steps, script.expected, strict=False)
+    at = next((i for i, (a, b) in enumerate(same) if a != b), min(len(steps), len(script.expected)))
+    origin = script.origins[min(at, len(script.origins) - 1)]
+    foreign = next((s for s in steps if s.kind == "command" and s not in script.expected), None)
+    if foreign is not None:
+        why = f"it would run {one_line(foreign.text, 60)!r} as a command of its own"
+    else:
+        why = "it would split or change the statements astro checked"
+    raise ReplayError(f"{origin}: {client} would not run this script as written ({why}); {NOTEBOOKS}")
+
+
+def _answer(script: _Script, answer: ReplayAnswer) -> None:
+    script.lines.append("")
+    script.comment(f"{answer.tag} · {answer.title}")
+    script.comment("Question: " + answer.question, lines=True)
+    script.comment("Answer: " + answer.text, lines=True)
     for quoted in answer.quoted:
-        lines.append(f"-- quoted: {quoted.text} ({_where(quoted.sources[0])})")
+        script.comment(f"quoted: {one_line(quoted.text)} ({_where(quoted.sources[0])})")
     for name, sql in answer.inputs.items():
-        statement = _statement(sql)
-        lines += ["", f"-- {name}", statement + ("\n;" if "--" in statement.rsplit("\n", 1)[-1] else ";")]
+        script.lines.append("")
+        script.comment(name)
+        script.statement(_statement(sql), f"{answer.tag} {one_line(name, 40)}")
     for quoted in answer.quoted:
         checks = [s for s in quoted.sources[:MAX_CHECKED_SOURCES] if _checkable(s)]
         for number, source in enumerate(checks, 1):
             label = quoted.label if len(checks) == 1 else f"{quoted.label} (source {number})"
-            lines += [
-                "",
-                f"-- check: {label}",
-                _check(answer.inputs[source.input], source, label, quoted, code),
-            ]
-    return lines
+            script.lines.append("")
+            script.comment(f"check: {label}")
+            check = _check(answer.inputs[source.input], source, label, quoted, script.code)
+            script.statement(check, f"{answer.tag} check of {one_line(quoted.text, 20)}")
 
 
 def _checkable(source: Source) -> bool:
@@ -73,7 +123,7 @@ def _check(sql: str, source: Source, label: str, quoted: Quoted, code: ClientCod
         value = "count(*)"
         pick = ""
     else:
-        value = '"' + str(source.column).replace('"', '""') + '"'
+        value = code.quote + str(source.column).replace(code.quote, code.quote * 2) + code.quote
         pick = f" LIMIT 1 OFFSET {int(source.row)}"
     expected = _number_literal(source.value)
     if isinstance(source.value, float):
@@ -82,9 +132,9 @@ def _check(sql: str, source: Source, label: str, quoted: Quoted, code: ClientCod
         same = f"v = {expected}"
     return (
         f"WITH q AS (\n{_statement(sql)}\n), c AS (SELECT {value} AS v FROM q{pick})\n"
-        f"SELECT {_literal(label)} AS moved, {_literal(quoted.text)} AS was, "
+        f"SELECT {_literal(label, code)} AS moved, {_literal(quoted.text, code)} AS was, "
         f"(SELECT CAST(v AS {code.text_type}) FROM c) AS now\n"
-        f"WHERE NOT EXISTS (SELECT 1 FROM c WHERE {same});"
+        f"WHERE NOT EXISTS (SELECT 1 FROM c WHERE {same})"
     )
 
 
@@ -96,18 +146,23 @@ def _number_literal(value: object) -> str:
 
 def _where(source: Source) -> str:
     if source.row is None:
-        return f"{source.input}, its row count"
-    return f"{source.input}, row {source.row}, column {source.column}"
+        return f"{one_line(source.input)}, its row count"
+    return f"{one_line(source.input)}, row {source.row}, column {one_line(source.column)}"
 
 
 def _statement(sql: str) -> str:
-    """The query without its trailing semicolon."""
-    return sql.strip().rstrip(";").rstrip()
+    """The query without its trailing semicolons; only whitespace every engine agrees on is cut
+    (a Unicode space may be part of a name)."""
+    text = sql.strip(SQL_SPACE)
+    while text.endswith(";"):
+        text = text[:-1].rstrip(SQL_SPACE)
+    return text
 
 
-def _literal(text: str) -> str:
-    return "'" + " ".join(text.split()).replace("'", "''") + "'"
-
-
-def _comment(text: str) -> list[str]:
-    return [f"-- {line}".rstrip() for line in text.splitlines() or [""]]
+def _literal(text: str, code: ClientCode) -> str:
+    """A label as a string literal no client reads otherwise: one line, no backslash (an escape to
+    some), ASCII without `'` or `${` for a client that decodes the file its own way."""
+    flat = one_line(text).replace("\\", "/")
+    if code.script_ascii:
+        flat = "".join(ch if ch.isascii() else "?" for ch in flat).replace("'", '"').replace("${", "$ {")
+    return "'" + flat.replace("'", "''") + "'"

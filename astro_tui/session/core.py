@@ -87,7 +87,7 @@ if TYPE_CHECKING:
     from astro_tui.config import Settings
     from astro_tui.data.catalog_model import Catalog, Table
     from astro_tui.data.database import Database
-    from astro_tui.data.results import QueryResult
+    from astro_tui.data.results import QueryResult, RowSink
     from astro_tui.llm import ChatClient
     from astro_tui.replay import CheckReport, Replay
 
@@ -329,12 +329,12 @@ class Session:
 
     # ------------------------------------------------------------------ the person's queries
 
-    def sql(self, sql: str, *, cancel: CancelToken | None = None) -> Result:
+    def sql(self, sql: str, *, cancel: CancelToken | None = None, sink: RowSink | None = None) -> Result:
         """Run one guarded, read-only statement with the settings' limits; blocking.
 
         `cancel_sql()` (Esc, Ctrl+C) stops it on the engine; `cancel` is the token to
         use when the caller holds its own. The result joins the log as `sql N · …`; a long
-        one's first rows may be reported before (`FirstRows`).
+        one's first rows may be reported before (`FirstRows`). `sink`: see `Database.execute`.
         """
         db = self.database()
         token = cancel or CancelToken()
@@ -344,7 +344,7 @@ class Session:
         try:
             heard = bool(self._listeners)  # else the first rows are not worth reading twice
             first = (lambda table: self._emit(FirstRows(table))) if heard else None
-            result = db.execute(sql, cancel=token, first=first)
+            result = db.execute(sql, cancel=token, first=first, sink=sink)
         except Exception as exc:
             failure = exc
         finally:
@@ -676,6 +676,7 @@ class Session:
             db_label=db.label,
             model=by,
             created=created,
+            client=db.client_info,  # how `astro replay` reaches the data, as for the agent's own
         )
 
     # ------------------------------------------------------------------ export

@@ -33,6 +33,29 @@ def default_name(result_name: str, fmt: str) -> str:
     return f"{stem}.{fmt}"
 
 
+_SUFFIX_FORMATS = {
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".json": "json",
+    ".jsonl": "JSON lines",
+    ".ndjson": "JSON lines",
+}
+
+
+def check_format(fmt: str, path: Path) -> None:
+    """Raise ExportError when the file's name says another format than the one to be written: a
+    `report.csv` holding Parquet would be read as broken CSV by whatever opens it next. A name
+    without a data suffix (or another suffix) is written as asked."""
+    named = _SUFFIX_FORMATS.get(path.suffix.lower())
+    if named is None or named == fmt:
+        return
+    fix = path.with_suffix(f".{fmt}").name
+    choose = f" or choose {named}" if named in ("csv", "parquet", "json") else ""
+    raise ExportError(f"{path.name} is named as {named} but the format is {fmt}: name it {fix}{choose}")
+
+
 def check_target(path: Path) -> bool:
     """Raise ExportError when `path` cannot be written; True when a file is already there."""
     if path.is_dir():
@@ -47,6 +70,8 @@ def check_target(path: Path) -> bool:
 
 def write_result(table: pa.Table, fmt: str, path: Path, *, overwrite: bool = False) -> Path:
     """Write `table` to `path` in `fmt` (csv | parquet | json) and return the path."""
+    if fmt in ("csv", "parquet", "json"):
+        check_format(fmt, path)
     if check_target(path) and not overwrite:
         raise ExportError(f"{path} exists; not overwritten")
     tmp = path.with_name(f".{path.name}.astro-tmp")

@@ -76,7 +76,7 @@ class AstroApp(App[int]):
         self.settings = session.settings
         self.live_clocks = live_clocks
         self._open_failed = False
-        self._layout = PaneLayout()
+        self._layout = PaneLayout(lambda shown: self.query_one(TopBar).catalog_hidden(not shown))
         self._loop_thread = threading.get_ident()
         self.warm_up = WarmUp(
             lambda painted: self.run_worker(

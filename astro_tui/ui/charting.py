@@ -15,6 +15,7 @@ from astro_tui.agent.charts import (
     default_choice,
     numeric_columns,
     prepare,
+    rows_of,
     x_column,
 )
 
@@ -26,5 +27,6 @@ __all__ = [
     "default_choice",
     "numeric_columns",
     "prepare",
+    "rows_of",
     "x_column",
 ]

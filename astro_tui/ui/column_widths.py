@@ -10,12 +10,13 @@ value; a printable-ASCII text column is as wide as its longest value in bytes (o
 byte, no line to cut, no markup: the results table shows text literally, and the widget
 itself measures such text so, after registering an Arrow function for it).
 Anything else is measured whole, as before. The widths are the widget's own
-(`tests/test_column_widths.py` compares them), through its public API only: a backend and
+(`tests/ui/test_column_widths.py` compares them), through its public API only: a backend and
 its `column_content_widths`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -23,23 +24,49 @@ import pyarrow.compute as pc
 import pyarrow.types as pat
 from textual_fastdatatable import ArrowBackend
 
+from astro_tui.display import groups_digits
+from astro_tui.ui.display_numbers import formatted, shown_row, shown_width
 from astro_tui.ui.inert import printable_ascii
 
 
 class DisplayBackend(ArrowBackend):
     """`ArrowBackend` whose columns are measured from their deciding values (a results table
-    is never edited, so the widths, once measured, hold)."""
+    is never edited, so the widths, once measured, hold), and whose numbers and times are
+    handed to the widget as astro writes them everywhere (`display_numbers.py`)."""
 
     _widths: list[int] | None = None
+    _grouping: list[bool | None] | None = None
 
     @property
     def column_content_widths(self) -> list[int]:
         if self._widths is None:
-            self._widths = [self._width(column) for column in self.data.columns]
+            self._widths = [
+                self._width(column, name)
+                for column, name in zip(self.data.columns, self.data.column_names, strict=True)
+            ]
         return self._widths
 
-    def _width(self, column: pa.ChunkedArray) -> int:
+    @property
+    def grouping(self) -> list[bool | None]:
+        """Per column: None if the widget draws its values itself, else whether its digits group."""
+        if self._grouping is None:
+            self._grouping = [
+                groups_digits(field.name) if formatted(field.type) else None for field in self.data.schema
+            ]
+        return self._grouping
+
+    def get_row_at(self, index: int) -> Sequence[Any]:
+        return shown_row(list(super().get_row_at(index)), self.grouping)
+
+    def get_cell_at(self, row_index: int, column_index: int) -> Any:
+        value = super().get_cell_at(row_index, column_index)
+        group = self.grouping[column_index]
+        return value if group is None else shown_row([value], [group])[0]
+
+    def _width(self, column: pa.ChunkedArray, name: str) -> int:
         kind = column.type
+        if formatted(kind):
+            return shown_width(column, name)
         if (
             (pat.is_string(kind) or pat.is_large_string(kind))
             and not self.render_markup
@@ -75,7 +102,7 @@ TWO_CELLS = (
     "\\x{ac00}-\\x{d7a3}\\x{ff01}-\\x{ff60}\\x{ffe0}-\\x{ffe6}"
 )
 """Characters two cells wide (kana, CJK ideographs, Hangul syllables, full-width forms).
-`tests/test_column_widths.py` measures every character of both classes with the widget."""
+`tests/ui/test_column_widths.py` measures every character of both classes with the widget."""
 _COUNTED = f"^[{ONE_CELL}{TWO_CELLS}]*$"
 _WIDE = f"[{TWO_CELLS}]"
 

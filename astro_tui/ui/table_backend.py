@@ -1,4 +1,4 @@
-"""A result's table as the results pane shows it: an inert copy, floats exact, columns measured.
+"""A result's table as the results pane shows it: an inert copy, numbers as astro writes them.
 
 Built off the event loop: a column the types cannot measure from a few values
 (`column_widths.py`) costs tens of milliseconds over a million rows. None of it
@@ -20,10 +20,9 @@ def display_backend(table: pa.Table) -> Any:
 
     without_pandas.decide()
     from astro_tui.ui.column_widths import DisplayBackend
-    from astro_tui.ui.display_numbers import exact_floats
     from astro_tui.ui.inert import inert_table
 
-    backend = DisplayBackend(exact_floats(inert_table(table)))
+    backend = DisplayBackend(inert_table(table))
     backend.render_markup = False
     _ = backend.column_content_widths
     return backend

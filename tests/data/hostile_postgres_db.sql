@@ -1,4 +1,4 @@
--- A hostile database for tests/test_security_postgres.py: objects a role that is NOT a
+-- A hostile database for tests/security/test_security_postgres.py: objects a role that is NOT a
 -- superuser (the tables' owner) defined so that innocent-looking SQL runs something else.
 -- Loaded as that owner into its own database (`trojans`), so the shop database stays clean.
 CREATE SCHEMA trojan;

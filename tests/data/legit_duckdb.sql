@@ -1,6 +1,6 @@
 -- Legitimate analyst SQL the DuckDB guard must let through and the engine must run:
 -- the 22 TPC-H queries (written for the small TPC-H schema built by
--- tests/test_guard_classes.py) and everyday analytics. One statement per "-- name:".
+-- tests/security/test_guard_classes.py) and everyday analytics. One statement per "-- name:".
 
 -- name: tpch_q01
 SELECT l_returnflag, l_linestatus, sum(l_quantity) AS sum_qty, sum(l_extendedprice) AS sum_base_price,

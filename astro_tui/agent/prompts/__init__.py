@@ -18,6 +18,10 @@ MAX_SCHEMAS = 50
 MAX_NOTES_CHARS = 2_500
 MAX_OUTLINE_CHARS = 500
 MAX_BARE_TABLES = 40
+SMALL_NOTES_CHARS = 1_800
+DIGEST_COMMENT_CHARS = 160
+CHARS_PER_TOKEN = 3.5
+"""A conservative average for SQL identifiers and types in the tokenizers of common models."""
 
 
 @cache
@@ -49,6 +53,59 @@ def cap_notes(notes: str, limit: int = MAX_NOTES_CHARS) -> str:
         outline = outline[: MAX_OUTLINE_CHARS - 1].rsplit(";", 1)[0] + "; …"
     more = f"More notes on: {outline}." if outline else "There are more notes."
     return f"{kept}\n\n({more} Call read_context for all of them.)"
+
+
+def schema_digest(catalog: Catalog, budget_tokens: int) -> str | None:
+    """One line per table (`schema.table(column TYPE, ...) -- comment`), or None when it would pass
+    the budget: a small catalog is cheaper to show than to explore, a large one stays lazy.
+
+    An outline (columns not read yet) is never shown: a partial digest would read as the schema."""
+    if budget_tokens <= 0 or not catalog.complete:
+        return None
+    budget = int(budget_tokens * CHARS_PER_TOKEN)
+    lines: list[str] = []
+    size = 0
+    for table in catalog.tables:
+        columns = ", ".join(f"{c.name} {c.type}" for c in table.columns)
+        prefix = f"{table.database}." if table.database else ""
+        comment = f" -- {_first_sentence(table.comment)}" if table.comment else ""
+        line = f"{prefix}{table.schema}.{table.name}({columns}){comment}"
+        size += len(line) + 1
+        if size > budget:
+            return None
+        lines.append(line)
+    return "\n".join(lines) or None
+
+
+def _first_sentence(comment: str) -> str:
+    text = " ".join(comment.split())
+    end = text.find(". ")
+    text = text[: end + 1] if end > 0 else text
+    return text if len(text) <= DIGEST_COMMENT_CHARS else text[: DIGEST_COMMENT_CHARS - 1] + "…"
+
+
+def small_system_prompt(
+    catalog: Catalog,
+    *,
+    db_label: str,
+    notes: str,
+    dialect: str,
+    budget_tokens: int,
+    today: dt.date | None = None,
+) -> str:
+    """The prompt of the small-model profile: one tool, the schema inline, a plain-text answer."""
+    return (
+        _template("small.md")
+        .render(
+            dialect=dialect,
+            db_label=db_label,
+            digest=schema_digest(catalog, budget_tokens),
+            total_tables=len(catalog.tables),
+            notes=cap_notes(notes, SMALL_NOTES_CHARS).replace(" Call read_context for all of them.", ""),
+            today=(today or dt.date.today()).isoformat(),
+        )
+        .strip()
+    )
 
 
 def system_prompt(

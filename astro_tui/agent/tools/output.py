@@ -83,14 +83,17 @@ class OutputTools:
         answer = Answer(
             kind="chart",
             text=spec.title,
-            verified=True,
             title=spec.title,
             tables=(AnswerTable("chart", result.sql, result),),
             chart=spec,
+            unverified_numbers=_typed(title),  # the model's words; spec.title adds astro's counts
             complete=not (kind in ("line", "scatter") and result.row_count > MAX_POINTS),
         )
         shown = f"a {kind} chart '{spec.title}' of {result.count_text()}"
-        return ToolReturn(content=f"Shown to the person: {shown}.", value=answer, result=result, shown=shown)
+        content = f"Shown to the person: {shown}."
+        if answer.unverified_numbers:
+            content += _typed_note(answer.unverified_numbers)
+        return ToolReturn(content=content, value=answer, result=result, shown=shown)
 
     @tool(output=True, summary=lambda a: str(a.get("message") or ""))
     def send_message(
@@ -105,8 +108,7 @@ class OutputTools:
         answer = Answer(
             kind="message",
             text=text,
-            verified=False,
-            unverified_numbers=tuple(dict.fromkeys(numbers_in_text(text[:MAX_OUTPUT_CHARS]))),
+            unverified_numbers=_typed(text[:MAX_OUTPUT_CHARS]),
         )
         return ToolReturn(content="Shown to the person.", value=answer, shown=text)
 
@@ -137,13 +139,14 @@ class OutputTools:
         for ref in rendered.cut:  # its rows were shown: the answer says how many there are
             results[ref.name] = self.ctx.counted(results[ref.name])
         note = cut_note((ref.name, results[ref.name]) for ref in rendered.cut)
+        title = (title or "").strip() or None
+        typed = tuple(dict.fromkeys([*_typed(title or ""), *rendered.unverified_numbers]))
         answer = Answer(
             kind=kind,
             text=f"{rendered.text}\n\n{note}" if note else rendered.text,
-            verified=True,
-            title=(title or "").strip() or None,
+            title=title,
             tables=tuple(AnswerTable(name, result.sql, result) for name, result in results.items()),
-            unverified_numbers=rendered.unverified_numbers,
+            unverified_numbers=typed,
             provenance=rendered.spans,
             complete=rendered.complete,
         )
@@ -156,11 +159,8 @@ class OutputTools:
                 "\n(Values came from a result the row cap cut: the person is told the answer "
                 "shows only its first rows, and it is marked incomplete.)"
             )
-        if rendered.unverified_numbers:
-            content += (
-                "\n(These numbers were typed in the template, not taken from a result, and are "
-                f"marked unverified: {', '.join(rendered.unverified_numbers)})"
-            )
+        if typed:
+            content += _typed_note(typed)
         main = answer.main_result
         return ToolReturn(content=content, value=answer, result=main, shown=shown)
 
@@ -172,3 +172,15 @@ class OutputTools:
         except DataError as exc:
             what = "the query" if tool == "render_chart" else f"input '{name}'"
             raise ToolError(f"{tool}: {what} failed: {exc}") from None
+
+
+def _typed(text: str) -> tuple[str, ...]:
+    """Numbers in the model's own words (a title, a message): none of them was traced to a cell."""
+    return tuple(dict.fromkeys(numbers_in_text(text)))
+
+
+def _typed_note(typed: tuple[str, ...]) -> str:
+    return (
+        "\n(These numbers were typed in the template or title, not taken from a result, so the "
+        f"answer is marked unverified: {', '.join(typed)}. Render every number from an input.)"
+    )

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from astro_tui.data.catalog_model import Catalog
-    from astro_tui.data.results import QueryResult  # pyarrow: not for every process that imports this
+    from astro_tui.data.results import QueryResult, RowSink  # pyarrow: not for every importer
 
 FirstRows = Callable[["pa.Table"], None]
 """Given a long result's first rows while the rest is read (`Engine.run`'s `first`)."""
@@ -115,9 +115,12 @@ class Engine(ABC):
         timeout: float | None,
         cancel: CancelToken | None,
         first: FirstRows | None = None,
+        sink: RowSink | None = None,
     ) -> QueryResult:
         """Run a checked statement with its limits; raise QueryError/QueryTimeout/QueryCancelled.
-        `first`: see the promises above (an engine may ignore it)."""
+        `first`: see the promises above (an engine may ignore it). `sink`: an engine that can
+        hands it the rows as they are read, inside the statement's limits, and returns a result
+        that holds none (`QueryResult.streamed`); one that cannot ignores it."""
 
     def client_info(self) -> dict[str, Any] | None:
         """How the engine's own client reaches this data, as JSON without a secret (see

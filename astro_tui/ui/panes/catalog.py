@@ -22,7 +22,7 @@ from textual.message import Message
 from textual.widgets import Static, Tree
 from textual.widgets.tree import TreeNode
 
-from astro_tui.data.catalog_model import NOT_READ, ColumnsNotRead
+from astro_tui.data.catalog_model import NOT_READ
 from astro_tui.errors import AstroError, error_line
 from astro_tui.text import inert
 from astro_tui.ui.actions import bindings
@@ -255,7 +255,7 @@ class CatalogPane(Vertical):
             self.post_message(self.Card(table, f"{table.sql_name}\n\nreading the columns…"))
         try:
             card = (shell or self.session.metadata_shell()).card(table)
-        except (AstroError, ColumnsNotRead) as exc:  # not read: gone from the catalog re-read
+        except AstroError as exc:  # columns not read: gone from the catalog re-read
             card = f"{table.sql_name}\n\n{error_line(exc)}"
         self.post_message(self.Card(table, card))
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import time
-from itertools import groupby
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -23,7 +22,7 @@ from textual.widgets import Static
 
 from astro_tui.errors import AstroError
 from astro_tui.text import inert, one_line
-from astro_tui.ui.widgets.command_lines import CommandLines
+from astro_tui.ui.widgets.command_lines import HowTo
 from astro_tui.ui.widgets.markdown_text import MarkdownText
 from astro_tui.ui.widgets.question import QuestionInput
 from astro_tui.ui.widgets.tool_block import SPINNER, clocks_live, result_status
@@ -115,13 +114,9 @@ class ConversationPane(Vertical):
         self._mount(block)
 
     def show_howto(self, text: str) -> None:
-        """Shown from the top (not anchored to the bottom like the rest of the log). Lines indented
-        as commands are laid out so that a copy of one runs (`CommandLines`)."""
-        blocks: list[Widget] = []
-        for command, lines in groupby(text.rstrip().splitlines(), key=lambda line: line.startswith("    ")):
-            text_lines = [inert(line, keep_newlines=False) for line in lines]
-            blocks.append(Static(CommandLines(text_lines) if command else Text("\n".join(text_lines))))
-        self.log_view.mount(Vertical(*blocks, classes="howto"))
+        """Shown from the top (not anchored to the bottom like the rest of the log), laid out so
+        that a copy of each command runs (`HowTo`)."""
+        self.log_view.mount(Static(HowTo(inert(text)), classes="howto"))
 
     def show_waiting(self, text: str) -> None:
         """A passing notice (the database or model client still opening), gone when work starts."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -272,14 +272,35 @@ class ResultsPane(Vertical):
             self.app.notify("No result to export yet.", severity="warning")
             return
         from astro_tui.session.export import default_name
-        from astro_tui.ui.screens.export import ExportScreen
 
         proposed = Path.cwd() / default_name(entry.name, fmt)
-        screen = ExportScreen(entry.name, f"{fmt} {shlex.quote(str(proposed))}")
-        self.app.push_screen(screen, lambda value: self.export(value) if value else None)
+        self.ask_export(entry.name, f"{fmt} {shlex.quote(str(proposed))}")
 
-    def export(self, arg: str) -> None:
-        """`FORMAT [PATH]`, as `/export` takes it; without a path, ask for one."""
+    def ask_export(self, name: str, typed: str) -> None:
+        from astro_tui.ui.screens.export import ExportScreen
+
+        screen = ExportScreen(name, typed, problem=self._export_problem)
+        self.app.push_screen(screen, lambda value: self.export(value, asked=True) if value else None)
+
+    def _export_problem(self, arg: str) -> str | None:
+        """Why `FORMAT PATH` cannot be written (one line), or None; an existing file is asked
+        about afterwards."""
+        from astro_tui.session.export import ExportError, check_format, check_target, resolve_path
+
+        try:
+            fmt, path = slash.export_args(arg)
+            if path is None:
+                return "give a path after the format, e.g. csv ~/result.csv"
+            target = resolve_path(path)
+            check_format(fmt, target)
+            check_target(target)
+        except (slash.SlashError, ExportError) as exc:
+            return str(exc)
+        return None
+
+    def export(self, arg: str, *, asked: bool = False) -> None:
+        """`FORMAT [PATH]`, as `/export` takes it; without a path, ask for one. `asked`: the
+        answer came from the dialog, which comes back with it if the file is not replaced."""
         try:
             fmt, path = slash.export_args(arg)
         except slash.SlashError as exc:
@@ -288,19 +309,22 @@ class ResultsPane(Vertical):
         if path is None:  # nothing is written where the user has not seen it
             self.choose_export(fmt)
         else:
-            self.export_current(fmt, path)
+            self.export_current(fmt, path, typed=arg if asked else None)
 
-    def export_current(self, fmt: str, path: str, *, overwrite: bool = False) -> None:
+    def export_current(
+        self, fmt: str, path: str, *, overwrite: bool = False, typed: str | None = None
+    ) -> None:
         if self._still_reading():
             return
         entry = self.current
         if entry is None:
             self.app.notify("No result to export yet.", severity="warning")
             return
-        from astro_tui.session.export import ExportError, check_target, resolve_path
+        from astro_tui.session.export import ExportError, check_format, check_target, resolve_path
 
         target = resolve_path(path)
         try:
+            check_format(fmt, target)
             exists = check_target(target)
         except ExportError as exc:
             self.app.notify(f"Export: {exc}", severity="error", markup=False)
@@ -311,6 +335,8 @@ class ResultsPane(Vertical):
             def answered(yes: bool | None) -> None:
                 if yes:
                     self.export_current(fmt, str(target), overwrite=True)
+                elif typed is not None:
+                    self.ask_export(entry.name, typed)
                 else:
                     self.app.notify(f"Not exported: {inert(str(target))} is left as it was.", markup=False)
 
@@ -471,7 +497,7 @@ class ResultsPane(Vertical):
         from astro_tui.ui import charting
 
         try:
-            series = charting.prepare(result.table, choice)
+            series = charting.prepare(result.table, choice, total=charting.rows_of(result))
         except ValueError as exc:
             self.post_message(self.ChartPrepared(entry_id, None, str(exc)))
             return
@@ -487,11 +513,18 @@ class ResultsPane(Vertical):
             plot.display = False
             return
         choice = self.current.chart
-        how = f"{choice.kind} · x {choice.x or '—'} · y {', '.join(choice.y)}" if choice else ""
-        source = "from the answer" if self.current.chart_from_answer else "k kind · x / y columns"
+        series = message.series
+        how = ""
+        if choice is not None and choice.kind == "hist":
+            how = f"histogram of {', '.join(choice.y)}"
+        elif choice is not None:
+            how = f"{choice.kind} · x {choice.x or '—'} · y {', '.join(choice.y)}"
+        if series.note:  # which rows of how many: said here, where it is never cut off
+            how += f" · {series.note}"
+        source = "from the answer" if self.current.chart_from_answer else "keys k, x, y change it"
         plot.display = True
-        self._chart_note(f"{inert(how, keep_newlines=False)}   ({source})")
-        plot.show(message.series)
+        self._chart_note(f"{inert(how, keep_newlines=False)} ({source})")
+        plot.show(replace(series, note=""))
 
     def _plot(self) -> Any:
         """The plot widget, created on first use: plotext is not needed to start the app."""
@@ -550,7 +583,7 @@ def _next(names: list[str], current: str | None, *, avoid: list[str | None]) -> 
 
 
 _EMPTY = Text(
-    "Results appear here: answers, the model's queries (df_1, df_2, …),\n"
-    "/sql SELECT … from the question box, or p on a table in the catalog.",
+    "Results appear here: answers, the model's queries (df_1, df_2, …), "
+    "/sql SELECT … from the question box, or p on a table in the catalog (F2).",
     style="italic",
 )

@@ -54,6 +54,8 @@ class AnswerCard(Vertical):
             head = "✓ Verified answer" + (f" — {title}" if title else "")
         elif answer.kind == "message":
             head = "? The model asks" + (f" — {title}" if title else "")
+        elif answer.tables:  # from queries, but a number in it was typed
+            head = "⚠ Not verified: a number was typed by the model" + (f" — {title}" if title else "")
         else:
             head = UNVERIFIED_NOTE
         yield Static(inert_text(head), classes="answer-head")

@@ -9,6 +9,11 @@ from textual.widgets import Static
 from astro_tui.text import inert
 
 HINTS = ("F1 help", "ctrl+p commands")
+CATALOG_HINT = "F2 catalog"
+"""Named while the catalog is off screen (below 140 columns it is a drawer), beside the count of
+tables it would show."""
+SHORT_PALETTE = "ctrl+p"
+"""`ctrl+p commands` where the catalog's key would otherwise cut what is open."""
 
 
 class TopBar(Static):
@@ -21,7 +26,14 @@ class TopBar(Static):
     def __init__(self, model: str | None) -> None:
         self.model = model
         self._what = "opening…"
+        self._catalog_hidden = False
         super().__init__(self.line(100), id="topbar")
+
+    def catalog_hidden(self, hidden: bool) -> None:
+        """Name the key that brings the catalog while it is off screen."""
+        if hidden != self._catalog_hidden:
+            self._catalog_hidden = hidden
+            self.update(self.line(self.content_size.width), layout=False)
 
     def show(self, what: str) -> None:
         """What is open (or opening, or why not); one fixed line, so no new layout."""
@@ -34,8 +46,12 @@ class TopBar(Static):
     def line(self, width: int) -> Text:
         what = inert(self._what, keep_newlines=False)
         model = f"model {inert(self.model, keep_newlines=False)}" if self.model else "no model configured"
-        for sep in ("  ·  ", " · "):
-            fixed = len("astro") + len(sep) * 4 + sum(map(len, HINTS))
+        layouts = [("  ·  ", HINTS), (" · ", HINTS)]
+        if self._catalog_hidden:
+            full = (HINTS[0], CATALOG_HINT, HINTS[1])
+            layouts = [("  ·  ", full), (" · ", full), (" · ", (HINTS[0], CATALOG_HINT, SHORT_PALETTE))]
+        for sep, hints in layouts:
+            fixed = len("astro") + len(sep) * (2 + len(hints)) + sum(map(len, hints))
             room = width - fixed
             if cell_len(what) + cell_len(model) <= room:
                 break
@@ -45,7 +61,7 @@ class TopBar(Static):
         for part in (what, model):
             text.append(sep)
             text.append(part)
-        for hint in HINTS:
+        for hint in hints:
             text.append(sep, "dim")
             text.append(hint, "dim")
         return text

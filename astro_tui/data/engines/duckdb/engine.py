@@ -25,7 +25,7 @@ import os
 import re
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +35,7 @@ from astro_tui.data.engines.base import Dialect, Engine, FirstRows
 from astro_tui.data.engines.duckdb import identity, inline, scratch
 from astro_tui.data.engines.duckdb.inline import InlineRunner
 from astro_tui.data.engines.duckdb.pool import WorkerPool
-from astro_tui.data.engines.duckdb.targets import Target, file_stem, identifier, resolve_targets
+from astro_tui.data.engines.duckdb.targets import Target, file_stem, identifier, resolve_targets, shown_path
 from astro_tui.data.errors import (
     QueryError,
     TargetError,
@@ -44,7 +44,7 @@ from astro_tui.data.errors import (
     one_line,
 )
 from astro_tui.data.input_limits import check_length
-from astro_tui.data.results import QueryResult
+from astro_tui.data.results import QueryResult, RowSink
 from astro_tui.data.scope import Scope
 
 if TYPE_CHECKING:
@@ -267,7 +267,7 @@ class DuckDBEngine(Engine):
     def _create(
         self, con: duckdb.DuckDBPyConnection, target: Target, name: str, paths: tuple[Path, ...], union: bool
     ) -> None:
-        spec = target.spec if len(paths) == len(target.paths) else str(paths[0])
+        spec = target.spec if len(paths) == len(target.paths) else shown_path(target, paths[0])
         if target.kind != "parquet":
             for file in paths:
                 _check_not_empty(file, spec)
@@ -358,18 +358,28 @@ class DuckDBEngine(Engine):
         timeout: float | None,
         cancel: CancelToken | None,
         guarded: bool = True,
+        sink: RowSink | None = None,
     ) -> QueryResult:
         """`guarded=False` skips the guard (tests of the engine lock alone, never the app).
-        `first`: from the workers only (a one-shot command prints the whole result)."""
+        `first`: from the workers only (a one-shot command prints the whole result). `sink`:
+        taken by a one-shot command's own process (`inline.py`), which prints as it reads."""
         started = time.perf_counter()
+        streamed = isinstance(self._pool, InlineRunner) and sink is not None
         try:
-            table, truncated, total, ran = self._pool.run(
-                statement, cap=cap, timeout=timeout, cancel=cancel, guard=guarded, first=first
-            )
+            if streamed:
+                assert isinstance(self._pool, InlineRunner) and sink is not None
+                table, truncated, total, ran, count = self._pool.stream(
+                    statement, sink, cap=cap, timeout=timeout, cancel=cancel, guard=guarded
+                )
+            else:
+                count = None
+                table, truncated, total, ran = self._pool.run(
+                    statement, cap=cap, timeout=timeout, cancel=cancel, guard=guarded, first=first
+                )
         except QueryError as exc:
             raise self._with_file_tables(exc) from None
         elapsed = (time.perf_counter() - started) * 1000
-        return QueryResult(ran, table, truncated, elapsed, cap, total_rows=total)
+        return QueryResult(ran, table, truncated, elapsed, cap, total_rows=total, streamed=count)
 
     def _with_file_tables(self, exc: QueryError) -> QueryError:
         """A missing table that DuckDB has no guess for, over file targets: name the tables
@@ -435,11 +445,11 @@ def _tables_of(
     shapes: list[frozenset[str]] = []
     for path in target.paths:
         if target.kind != "parquet":
-            _check_not_empty(path, str(path))
+            _check_not_empty(path, shown_path(target, path))
         try:
             described = con.execute(f"DESCRIBE SELECT * FROM {reader}([{_literal(str(path))}])").fetchall()
         except duckdb.Error as exc:
-            raise TargetError(f"{path}: {one_line(exc)}") from None
+            raise TargetError(f"{shown_path(target, path)}: {one_line(exc)}") from None
         shapes.append(frozenset(str(c[0]).lower() for c in described))
     if len(set(shapes)) == 1:
         return [(target.name, target.paths, True)]
@@ -499,18 +509,41 @@ def _prose(paths: tuple[Path, ...], columns: list[str]) -> tuple[str, bool]:
 
 
 def _check_csv_width(spec: str, paths: tuple[Path, ...], width: int) -> None:
-    """DuckDB's sniffer falls back to one column (or loses the header) on broken rows; say so."""
+    """DuckDB's sniffer falls back to one column (or loses the header) on broken rows; say so,
+    naming the first row whose fields do not match the header's."""
     for path in paths:
         if path.suffix.lower() in (".gz", ".zst"):
             continue
         with path.open(encoding="utf-8", errors="replace", newline="") as fh:
             first = fh.readline()
-        fields = max(len(next(csv.reader([first], delimiter=d), [])) for d in ",\t;|")
-        if fields > 1 and fields != width:
-            raise TargetError(
-                f"{spec}: rows do not match the header ({fields} fields in the header, "
-                f"{width} read): the file has broken rows"
-            )
+            fields, delimiter = max((len(next(csv.reader([first], delimiter=d), [])), d) for d in ",\t;|")
+            if fields <= 1 or fields == width:
+                continue
+            ragged = _first_ragged_row(fh, delimiter, fields)
+        where = "" if len(paths) == 1 else f" of {path.name}"
+        found = f"line {ragged[0]}{where} has {ragged[1]}" if ragged else f"{width} read"
+        raise TargetError(
+            f"{spec}: rows do not match the header ({fields} fields in the header, {found}): "
+            "the file has broken rows"
+        )
+
+
+_RAGGED_SCAN_ROWS = 200_000
+"""Rows read to find the broken one: DuckDB's sniffer, which stumbled on it, reads fewer."""
+
+
+def _first_ragged_row(lines: Iterable[str], delimiter: str, fields: int) -> tuple[int, int] | None:
+    """(line number, fields) of the first row after the header with another number of fields;
+    blank lines are skipped, as DuckDB skips them."""
+    reader = csv.reader(lines, delimiter=delimiter)
+    for _ in range(_RAGGED_SCAN_ROWS):
+        try:
+            row = next(reader)
+        except (StopIteration, csv.Error):
+            return None
+        if row and len(row) != fields:
+            return reader.line_num + 1, len(row)
+    return None
 
 
 def _literal(text: str) -> str:

@@ -4,7 +4,7 @@ Statements are split and typed by DuckDB's own parser, then every SELECT is
 walked through DuckDB's JSON AST so that data-modifying CTEs, file readers,
 path scans and functions that run SQL named in a string are refused with a
 reason before anything runs. Table functions are default-deny: only those in
-`SAFE_TABLE_FUNCTIONS` run, and `tests/test_guard_classes.py` fails when a
+`SAFE_TABLE_FUNCTIONS` run, and `tests/security/test_guard_classes.py` fails when a
 DuckDB upgrade brings one nobody classified. Read-only PRAGMAs and CALLs are
 run as the SELECT they stand for, so the same walk checks them.
 
@@ -238,7 +238,7 @@ _REFUSED_VIEWS = frozenset({
     "pg_prepared_statements",
 })  # fmt: skip
 """System views over refused functions: the databases' paths, the logs, the settings, the
-prepared statements (`tests/test_guard_classes.py` derives the list from DuckDB's own views)."""
+prepared statements (`tests/security/test_guard_classes.py` derives the list from DuckDB's own views)."""
 _MODIFYING_WORDS = frozenset({"insert", "update", "delete", "merge"})
 _MODIFYING_NODES = re.compile(r"(INSERT|UPDATE|DELETE|MERGE)")
 _PATH_LIKE = re.compile(r"[/\\~]|://|\.(" + "|".join(_FILE_SUFFIXES) + r")$", re.I)
@@ -419,7 +419,7 @@ def _needs_walk(text: str, con: duckdb.DuckDBPyConnection | None = None) -> bool
     needs a quote or `$` (paths, URLs, quoted names), a call of a function that is not a
     plain scalar or aggregate of this DuckDB (every table function and every refused name
     is outside that set), a modifying keyword, or a name that is a file suffix or a refused
-    system view. `tests/test_guard_classes.py` checks it against the whole hostile corpus.
+    system view. `tests/security/test_guard_classes.py` checks it against the whole hostile corpus.
     What the database file defines is the `Definitions`' business (`mentioned`).
     """
     if any(ch in text for ch in "'\"$\\"):

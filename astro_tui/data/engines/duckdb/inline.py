@@ -52,10 +52,13 @@ from astro_tui.data.engines.duckdb.pool import (
     rss,
     stopped,
 )
-from astro_tui.data.engines.duckdb.worker import Connection, OpenFailed
+from astro_tui.data.engines.duckdb.worker import Connection, DatabaseNotOpened
 from astro_tui.data.errors import DataError, GuardError, QueryError
+from astro_tui.data.results import RowSink
 
 _POLL_S = 0.01
+_PRINTED_ROWS = 4096
+"""Rows handed to a sink at a time: a time limit or a cancel stops the printing between them."""
 _REPARENT_S = 2.0
 
 
@@ -66,21 +69,35 @@ def available() -> bool:
 
 class _Rows:
     """The rows as they come from `Connection.answer`, for a table in this process: Arrow
-    batches, or a few rows as Python values (`fetch.few_rows`)."""
+    batches, or a few rows as Python values (`fetch.few_rows`). Given a sink, the batches go
+    to it as they are read (printed, under the statement's limits) and none is kept."""
 
-    def __init__(self) -> None:
+    def __init__(self, sink: RowSink | None = None, stopped: Callable[[], bool] = lambda: False) -> None:
         self.schema: Any = None
         self.batches: list[Any] = []
         self.few: Any = None
+        self.sink = sink
+        self.stopped = stopped
+        self.streamed = 0
 
     def take(self, table: Any) -> None:
         self.few = table
 
     def start(self, schema: Any) -> None:
         self.schema = schema
+        if self.sink is not None:
+            self.sink.start(schema)
 
     def write(self, batch: Any) -> None:
-        self.batches.append(batch)
+        if self.sink is None:
+            self.batches.append(batch)
+            return
+        for start in range(0, batch.num_rows, _PRINTED_ROWS):  # a limit stops it between parts
+            if self.stopped():
+                raise QueryError("stopped while the rows were printed")
+            part = batch.slice(start, _PRINTED_ROWS)
+            self.sink.write(part)
+            self.streamed += part.num_rows
 
     def finish(self) -> None:
         return None
@@ -130,7 +147,7 @@ class InlineRunner:
         self._open_error = open_error or plain_open_error
         self._lock = threading.Lock()
         self._conn: Connection | None = None
-        self._failure: OpenFailed | None = None
+        self._failure: DatabaseNotOpened | None = None
         self._number = 0
         self._reason = ""
         self._closed = False
@@ -161,7 +178,7 @@ class InlineRunner:
         reading the definitions is met again (and answered) by the guard."""
         try:
             conn = _Connection(self._setup)
-        except OpenFailed as exc:
+        except DatabaseNotOpened as exc:
             self._failure = exc
             return
         with contextlib.suppress(Exception):
@@ -196,7 +213,7 @@ class InlineRunner:
             raise QueryError("the database is closed")
         self._opener.join()
         if self._conn is None:
-            failure = self._failure or OpenFailed("the database could not be opened", "open")
+            failure = self._failure or DatabaseNotOpened("the database could not be opened", "open")
             raise self._open_error(failure.message, failure.stage)
         return self._conn
 
@@ -235,6 +252,25 @@ class InlineRunner:
         """As `WorkerPool.run`: the guard's check and the statement, under the limits; a
         result of a few rows (`fetch.few_rows`) is read as Python values, without Arrow. No
         `first`: a one-shot command prints the whole result."""
+        table, truncated, total, ran, _ = self.stream(
+            statement, None, cap=cap, timeout=timeout, cancel=cancel, guard=guard
+        )
+        return table, truncated, total, ran
+
+    def stream(
+        self,
+        statement: str,
+        sink: RowSink | None,
+        *,
+        cap: int | None,
+        timeout: float | None,
+        cancel: CancelToken | None,
+        guard: bool = True,
+    ) -> tuple[Any, bool, int | None, str, int | None]:
+        """`run`, the batches handed to `sink` as they are read: the printing is inside the
+        statement's time and memory limits (the watcher holds them until it ends), and this
+        process holds one batch, not the result. A few rows come whole, as from `run` (the
+        count is then None); else the table returned is empty and the count is the rows sent."""
         from astro_tui.data.engines.duckdb import fetch  # DuckDB: loaded with `resolved` already
 
         if not fetch.may_be_few(statement):
@@ -244,7 +280,7 @@ class InlineRunner:
             self._number += 1
             number, self._reason = self._number, ""
             stop = _Stop(self, number)
-            rows = _Rows()
+            rows = _Rows(sink, lambda: bool(self._reason))
             self.order(f"run {number} {timeout or 0} {rss(os.getpid()) or 0}")
             if cancel is not None:
                 cancel.attach(stop)
@@ -262,7 +298,10 @@ class InlineRunner:
             if header.get("refused"):
                 raise GuardError(header["message"])
             raise QueryError(header["message"])
-        return rows.table(), bool(header["truncated"]), header["total"], str(header["statement"])
+        truncated, total, ran = bool(header["truncated"]), header["total"], str(header["statement"])
+        if sink is None or rows.few is not None:
+            return rows.table(), truncated, total, ran, None
+        return rows.schema.empty_table(), truncated, total, ran, rows.streamed
 
     def pids(self) -> list[int]:
         return []

@@ -17,12 +17,13 @@ from pathlib import Path
 import duckdb
 
 from astro_tui.config import cache_dir
+from astro_tui.data.errors import DataError, one_line
 from astro_tui.resources import resource_dir
 
 
 
-class SampleBuildError(RuntimeError):
-    """A build file failed; the message names the file and DuckDB's error."""
+class SampleBuildError(DataError):
+    """A build file failed; the message says so and names the file and DuckDB's error."""
 
 
 def build_sql_files() -> list[Path]:
@@ -68,7 +69,9 @@ def build_sample(target: Path, *, threads: int | None = None) -> float:
                 try:
                     con.execute(path.read_text(encoding="utf-8"))
                 except duckdb.Error as exc:
-                    raise SampleBuildError(f"{path.name}: {exc}") from exc
+                    raise SampleBuildError(
+                        f"the sample warehouse could not be built: {path.name}: {one_line(exc)}"
+                    ) from exc
             con.execute("CHECKPOINT")
         finally:
             con.close()

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import glob
+import os
 import re
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Literal
 
@@ -109,8 +111,42 @@ def file_stem(path: Path) -> str:
 
 
 def identifier(name: str) -> str:
-    """Table names a user can type without quotes; the original file name stays in `spec`."""
+    """A table (or database) name a user can type without quotes; the file's own name stays in
+    `spec`. Lower case, each run of other characters one `_`, a leading number moved to the end
+    (`2024-sales` → `sales_2024`, `2024` → `t_2024`), and a word DuckDB reserves given a trailing
+    `_` (`select` → `select_`), since `FROM select` does not parse."""
     cleaned = re.sub(r"\W+", "_", name).strip("_").lower()
+    words = cleaned.split("_")
+    lead = 0
+    while lead < len(words) and words[lead][:1].isdigit():
+        lead += 1
+    if 0 < lead < len(words):
+        cleaned = "_".join(words[lead:] + words[:lead])
     if not cleaned or cleaned[0].isdigit():
-        cleaned = f"t_{cleaned}"
-    return cleaned
+        return f"t_{cleaned}".rstrip("_")
+    return f"{cleaned}_" if cleaned in _keywords() else cleaned
+
+
+@cache
+def _keywords() -> frozenset[str]:
+    """The words DuckDB will not take as a bare table name (its reserved and type/function
+    keywords), from DuckDB itself."""
+    import duckdb
+
+    with duckdb.connect() as con:
+        rows = con.execute(
+            "SELECT keyword_name FROM duckdb_keywords() "
+            "WHERE keyword_category IN ('reserved', 'type_function')"
+        ).fetchall()
+    return frozenset(str(row[0]).lower() for row in rows)
+
+
+def shown_path(target: Target, path: Path) -> str:
+    """One file of a target as the user wrote it: the spec for a single file, and for a glob the
+    file relative to the folder it was run in unless the glob was absolute."""
+    if target.paths == (path,):
+        return target.spec
+    if Path(target.spec).expanduser().is_absolute():
+        return str(path)
+    relative = os.path.relpath(path)
+    return str(path) if relative.startswith(os.pardir) else relative

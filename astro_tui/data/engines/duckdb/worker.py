@@ -51,6 +51,8 @@ import time
 from collections.abc import Iterator
 from typing import IO, Any, Protocol, cast
 
+from astro_tui.data.errors import TargetError
+
 _LENGTH = struct.Struct(">Q")
 _IDLE_S = 0.05
 """No request this long after the last answer: the worker is idle and imports Arrow."""
@@ -139,8 +141,9 @@ def _ask_for_death_signal() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
 
 
-class OpenFailed(Exception):
-    """The database could not be opened (`stage`: the file itself, or a setup statement)."""
+class DatabaseNotOpened(TargetError):
+    """The database could not be opened (`stage`: the file itself, or a setup statement); the
+    engine turns it into its own message (not the session's `OpenFailed` event, a report of it)."""
 
     def __init__(self, message: str, stage: str) -> None:
         super().__init__(message)
@@ -200,7 +203,7 @@ class Connection:
         try:
             self._con = _opened(setup)
         except _OpenError as exc:
-            raise OpenFailed(one_line(exc.error), exc.stage) from None
+            raise DatabaseNotOpened(one_line(exc.error), exc.stage) from None
         self.setup = setup
         self.warmed = False
         self.columns_next = False
@@ -494,7 +497,7 @@ def main() -> None:
     watch.scratch = list(setup.get("scratch", ()))
     try:
         conn = Connection(setup)
-    except OpenFailed as exc:
+    except DatabaseNotOpened as exc:
         write_frame(stdout, {"ready": False, "message": exc.message, "stage": exc.stage})
         return
     import duckdb

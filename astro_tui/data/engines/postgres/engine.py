@@ -78,7 +78,7 @@ from astro_tui.data.engines.postgres.errors import (
     sqlstate,
 )
 from astro_tui.data.errors import GuardError, QueryCancelled, QueryError, QueryTimeout, TargetError
-from astro_tui.data.results import QueryResult
+from astro_tui.data.results import QueryResult, RowSink
 from astro_tui.data.scope import Scope
 from astro_tui.data.watchdog import WATCHDOG, Deadline
 from astro_tui.text import redact_url, without_secrets
@@ -338,6 +338,7 @@ class PostgresEngine(Engine):
         timeout: float | None,
         cancel: CancelToken | None,
         first: FirstRows | None = None,  # not offered: the rows come whole
+        sink: RowSink | None = None,  # likewise: printed by `Database.execute` once read
     ) -> QueryResult:
         """A statement from outside: each row measured by the server, the session reset after."""
         return self._run(statement, cap=cap, timeout=timeout, cancel=cancel, trusted=False)

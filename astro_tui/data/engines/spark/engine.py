@@ -69,7 +69,7 @@ from astro_tui.data.engines.spark import catalog, guard, remote, scoped, verdict
 from astro_tui.data.engines.spark.errors import is_connection_error, message
 from astro_tui.data.errors import GuardError, QueryCancelled, QueryError, QueryTimeout, TargetError
 from astro_tui.data.memory_limit import memory_bytes
-from astro_tui.data.results import QueryResult
+from astro_tui.data.results import QueryResult, RowSink
 from astro_tui.data.scope import Scope
 from astro_tui.data.watchdog import WATCHDOG, Deadline
 from astro_tui.text import redact_url, without_secrets
@@ -368,6 +368,7 @@ class SparkEngine(Engine):
         timeout: float | None,
         cancel: CancelToken | None,
         first: FirstRows | None = None,  # not offered: the rows come whole
+        sink: RowSink | None = None,  # likewise: printed by `Database.execute` once read
     ) -> QueryResult:
         """Spark's reading judged, then the statement run, both within the time limit and cancel."""
         return self._run(statement, cap=cap, timeout=timeout, cancel=cancel, judged=True)
