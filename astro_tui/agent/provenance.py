@@ -624,6 +624,15 @@ def cut_note(cut: Iterable[tuple[str, QueryResult]]) -> str:
     return f"(Shows {' and '.join(parts)}: the row cap cut the result.)" if parts else ""
 
 
+class AnsweredInput(Protocol):
+    """An answer's input as a saved answer keeps it (events.py's `AnswerTable`)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def sql(self) -> str: ...
+
+
 class Answered(Protocol):
     """What this module reads of an agent's `Answer` (events.py), named here because events
     imports `Span` from this module and imports point one way."""
@@ -638,6 +647,10 @@ class Answered(Protocol):
     def complete(self) -> bool: ...
     @property
     def provenance(self) -> tuple[Span, ...]: ...
+    @property
+    def unverified_numbers(self) -> tuple[str, ...]: ...
+    @property
+    def tables(self) -> Sequence[AnsweredInput]: ...
 
 
 def provenance_json(answer: Answered | None) -> dict[str, Any]:

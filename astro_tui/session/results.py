@@ -28,8 +28,8 @@ class Result:
     `df_2 · revenue by region`, `A1 Monthly revenue`).
 
     `result` is the guarded query's own result (capped, `truncated` when the cap cut it);
-    `sql_text` is the SQL to show and copy for it, `verified` whether it backs an answer
-    from an output tool.
+    `sql_text` is the SQL to show and copy for it, `verified` whether it backs a verified
+    answer (`Answer.verified`: from an output tool's queries, no number typed).
     """
 
     id: int
