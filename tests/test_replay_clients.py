@@ -41,7 +41,7 @@ from astro_tui.replay.marimo import marimo_text
 from astro_tui.replay.model import Quoted, Replay, ReplayAnswer, ReplayError
 from astro_tui.replay.notebook import notebook_text
 from astro_tui.replay.sql_script import script_text
-from tests.pg_server import OWNER, OWNER_PASSWORD, PgServer
+from tests.support.pg_server import OWNER, OWNER_PASSWORD, PgServer
 
 BOOKS = 1237
 MOVED = "CHK-MOVED"
