@@ -64,6 +64,8 @@ def float_text(value: float, *, grouping: bool = True) -> str:
         whole, fraction = digits[: exponent + 1].ljust(exponent + 1, "0"), digits[exponent + 1 :]
     else:
         whole, fraction = "0", "0" * (-exponent - 1) + digits
+    if not fraction and exponent == SIGNIFICANT - 1:  # a `.0` would claim a digit it has not
+        return sign + _grouped(whole, grouping)
     return f"{sign}{_grouped(whole, grouping)}.{fraction or '0'}"
 
 

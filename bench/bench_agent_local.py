@@ -61,12 +61,38 @@ of what each does with the same knowledge, one prompt against the agent's loop."
 _SQL_BLOCK = re.compile(r"```(?:sql)?\s*\n?(.*?)(?:```|$)", re.DOTALL | re.IGNORECASE)
 
 
+_PREFIX_HIT = re.compile(r"(\d+) prefix-match hit, remaining (\d+) prompt tokens")
+_EVALUATED = re.compile(r"prompt eval time =.*?/\s*(\d+) tokens")
+
+
+class ServerLog:
+    """Prompt tokens read from the server's own log, since its stream reports no usage: per request,
+    the tokens served from its prompt cache plus those it evaluated."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._at = 0
+
+    def mark(self) -> None:
+        self._at = self.path.stat().st_size
+
+    def since_mark(self) -> tuple[int, int]:
+        """(prompt tokens, of which evaluated) since `mark()`."""
+        with self.path.open("rb") as log:
+            log.seek(self._at)
+            text = log.read().decode("utf-8", "replace")
+        cached = sum(int(m.group(1)) for m in _PREFIX_HIT.finditer(text))
+        evaluated = sum(int(m.group(1)) for m in _EVALUATED.finditer(text))
+        return cached + evaluated, evaluated
+
+
 @dataclass
 class Outcome:
     correct: bool = False
     verified: bool = False
     status: str = ""
     prompt_tokens: int = 0
+    evaluated_tokens: int = 0
     seconds: float = 0.0
     sql: list[str] = field(default_factory=list)
     error: str | None = None
@@ -241,12 +267,13 @@ def summary(name: str, outcomes: list[Outcome]) -> str:
     correct = sum(o.correct for o in outcomes)
     verified = sum(o.correct and o.verified for o in outcomes)
     tokens = sum(o.prompt_tokens for o in outcomes) / n if n else 0
+    evaluated = sum(o.evaluated_tokens for o in outcomes) / n if n else 0
     seconds = sum(o.seconds for o in outcomes) / n if n else 0
     share = f"{100 * verified / correct:.0f}%" if correct else "-"
     return (
         f"{name:<9} correct {correct:>2}/{n} ({100 * correct / n if n else 0:.0f}%)  "
         f"verified among correct {verified}/{correct} ({share})  "
-        f"prompt tokens/question {tokens:,.0f}  seconds/question {seconds:.1f}"
+        f"prompt tokens/question {tokens:,.0f} ({evaluated:,.0f} not cached)  seconds/question {seconds:.1f}"
     )
 
 
@@ -303,15 +330,21 @@ def main() -> None:
             )
             mine: list[Outcome] = []
             theirs: list[Outcome] = []
+            agent_log = ServerLog(work / "agent-server.log")
+            base_log = ServerLog(work / "baseline-server.log")
             for number, question in enumerate(questions, start=1):
+                agent_log.mark()
                 ours = agent(agent_url, question, config, work)
+                ours.prompt_tokens, ours.evaluated_tokens = agent_log.since_mark()
+                base_log.mark()
                 base = baseline(base_url, system, question, db)
+                base.prompt_tokens, base.evaluated_tokens = base_log.since_mark()
                 mine.append(ours)
                 theirs.append(base)
                 print(
-                    f"{number:>2} {question.id:<28} astro {ours.status:<10} {ours.seconds:6.1f} s "
-                    f"{ours.prompt_tokens:>6} tok | baseline {base.status:<8} {base.seconds:6.1f} s "
-                    f"{base.prompt_tokens:>5} tok",
+                    f"{number:>2} {question.id:<24} astro {ours.status:<10} {ours.seconds:6.1f} s "
+                    f"{ours.prompt_tokens:>6} tok ({ours.evaluated_tokens} new) | baseline {base.status:<8} "
+                    f"{base.seconds:6.1f} s {base.prompt_tokens:>5} tok ({base.evaluated_tokens} new)",
                     flush=True,
                 )
                 if ours.error:

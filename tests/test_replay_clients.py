@@ -4,7 +4,10 @@ Two halves. First the readers in `data/client_scripts` are held to their clients
 raw scripts that abuse each client's own rules (a line spark-sql drops inside a
 quoted text, a dot command the DuckDB shell reaches when its lexer and DuckDB's
 disagree, psql's `\\!`) run in the real client, and a marker file appears exactly
-when the reader said the client would run a command of its own. Then the writer:
+when the reader said the client would run a command of its own; scripts drawn at random
+from pieces that trip each client (quotes, comments, `;`, CR, escapes) among marker
+commands (`.print`, `\\echo`, `!touch`) leave exactly the markers the reader says,
+wherever it says it can tell. Then the writer:
 conversations whose queries, names, values, titles and questions hold such text
 (and CR, U+2028, U+2029, U+0085) are either refused with one line naming the
 notebook formats, or written, run in the real client, and leave no marker while
@@ -22,10 +25,11 @@ import importlib.util
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,7 +45,10 @@ from tests.pg_server import OWNER, OWNER_PASSWORD, PgServer
 
 BOOKS = 1237
 MOVED = "CHK-MOVED"
-HOSTILE_TEXT = "x\u2028!touch {m}\u2029.shell touch {m}\x85\\! touch {m}\r!touch {m}\n.read {m}\nsource {m}"
+HOSTILE_TEXT = (
+    "x\u2028!touch {m}\u2029.shell touch {m}\x85\\! touch {m}\r!touch {m}\n.read {m}\nsource {m}"
+    " ![seen](https://example.invalid/{m}) <img src=https://example.invalid/{m}>"
+)
 
 
 def duckdb_cli() -> str | None:
@@ -157,6 +164,7 @@ CASES = [
     Case("source", "SELECT count(*) AS n, 'x\n--' AS s, ';\nsource {m};\n' AS t FROM books"),
     Case("cr", "SELECT count(*) AS n, 'a\r!touch {m}\r' AS s FROM books"),
     Case("ctrl-c", "SELECT count(*) AS n, 'a\n\x03\n.shell touch {m}\n' AS s FROM books"),
+    Case("surrogate", "SELECT count(*) AS n, '\ud800' AS s FROM books"),  # written as `\ud800`, a backslash
     Case("comment", "SELECT count(*) AS n -- a comment\nFROM books -- :x \\! touch {m}"),
     Case(
         "texts",
@@ -282,11 +290,18 @@ def test_spark_scripts_run_in_spark_sql_as_checked_and_its_reader_holds(tmp_path
         (tmp_path / f"raw-{name}.sql").write_text(text)
         raw_expect[name] = _expect_marker("spark-sql", text)
     (tmp_path / "raw").mkdir()
+    drawn_dir = tmp_path / "drawn"
+    drawn_dir.mkdir()
+    drawn: dict[str, set[str] | None] = {}
+    for number, text in enumerate(drawn_scripts("spark-sql", f"{drawn_dir}/")):
+        (tmp_path / f"drawn-{number}.sql").write_text(text, encoding="utf-8")
+        drawn[f"drawn-{number}"] = predicted("spark-sql", text)
     init = tmp_path / "init.sql"
     init.write_text(f"CREATE TEMPORARY VIEW books AS SELECT id FROM range({BOOKS});\n")
     driver = tmp_path / "driver.sql"
     parts = [f"SELECT 'BEGIN {name}';\nsource {path};\n" for name, path in written.items()]
     parts += [f"SELECT 'BEGIN raw-{name}';\nsource {tmp_path / f'raw-{name}.sql'};\n" for name in SPARK_RAW]
+    parts += [f"source {tmp_path / name}.sql;\n" for name in drawn]
     driver.write_text("".join(parts) + "SELECT 'BEGIN end';\n")
     home = spark_home()
     assert home is not None
@@ -312,6 +327,12 @@ def test_spark_scripts_run_in_spark_sql_as_checked_and_its_reader_holds(tmp_path
         if expect is not None:
             assert (tmp_path / "raw" / f"pwned-{name}").exists() == expect, name
     assert raw_expect["repro"] is True and (tmp_path / "raw" / "pwned-repro").exists()
+    made = {p.name for p in drawn_dir.iterdir()}
+    for name, expect in drawn.items():
+        if expect is not None:
+            number = name.split("-")[1]
+            assert {m for m in made if m.startswith(f"M{number}x")} == expect, name
+    assert sum(e is not None for e in drawn.values()) >= FUZZ_SCRIPTS // 2
 
 
 def test_notebooks_and_marimo_files_hold_every_text_as_an_exact_python_literal(tmp_path: Path) -> None:
@@ -334,6 +355,8 @@ def test_notebooks_and_marimo_files_hold_every_text_as_an_exact_python_literal(t
             sql = replay.answers[0].inputs["count"]
             book = json.loads(notebook_text(replay))
             sources = ["".join(c["source"]) for c in book["cells"] if c["cell_type"] == "code"]
+            markdown = ["".join(c["source"]) for c in book["cells"] if c["cell_type"] == "markdown"]
+            assert not any(re.search(r"(?<!\\)\]\(|<img", md) for md in markdown), case.name
             for code in [*sources, marimo_text(replay)]:
                 tree = ast.parse(code)
                 reads = [
@@ -352,8 +375,7 @@ SECURITY_MD = Path(__file__).resolve().parent.parent / "SECURITY.md"
 
 
 def _decided(client: str) -> int:
-    command = DRAWN[client][1]
-    return sum(predicted(client, text, command) is not None for text, _ in drawn_scripts(*DRAWN[client]))
+    return sum(predicted(client, text) is not None for text in drawn_scripts(client, "/d/"))
 
 
 def test_security_md_states_these_figures() -> None:
@@ -372,7 +394,7 @@ def test_security_md_states_these_figures() -> None:
         ),
         "Of those the reader decides, a command ran where it said none would, or the reverse": "0",
         "Drawn scripts (random runs of quotes, comments, `;`, CR, escapes and marker commands) the reader "
-        "decides, run in the DuckDB CLI and psql": f"{_decided('duckdb')}, {_decided('psql')}",
+        "decides, run in the DuckDB CLI, psql and spark-sql": ", ".join(str(_decided(c)) for c in clients),
         "Of those, a marker command run otherwise than the reader said": "0",
         "Notebooks and marimo files checked for exact literals": str(len(CASES) * 3 * 2),
     }
@@ -391,89 +413,87 @@ def test_security_md_states_these_figures() -> None:
 
 FUZZ_SCRIPTS = 60
 DUCKDB_PIECES = [
-    "SELECT 1",
-    "'",
-    '"',
-    "$$",
-    "$a$",
-    ";",
-    "\n",
-    "\r\n",
-    "--",
-    "/*",
-    "*/",
-    "E'\\''",
-    " ",
-    "x",
-    "\\",
+    *("SELECT 1", "'", '"', "$$", "$a$", ";", "\n", "\r\n", "--", "/*", "*/", "E'\\''", " ", "x", "\\"),
+    *("\n#x;\n", "\n\x03\n", "\n.x;\n"),  # a dropped line, a Ctrl-C line, an unknown dot command
 ]
 PSQL_PIECES = ["SELECT 1", "'", '"', ";", "\n", "\r", "--", "/*", "*/", " ", "(", ")", "x", "::", "E'"]
 
 
-DRAWN = {"duckdb": (DUCKDB_PIECES, ".print", 34), "psql": (PSQL_PIECES, "\\echo", 35)}
-"""Per client: the pieces, the marker command, the seed."""
+# Quoted texts and comments holding `;` and dropped lines, whole, as the lexer reads most of them
+# (a lone quote the lexer skips, which the reader will not guess); no piece starts with `/`, so a
+# `!touch` of these words stays in the test's folder.
+SPARK_PIECES = [
+    *("SELECT 1", "'x;y'", '"p;q"', "`b;c`", "'\\';'", "'it''s;'", "a/* c; */a", "a/* /* ; */ */a"),
+    *("-- c;\n", "\n--x;\n", "'a\n--b'", ";", "\n", "\r", " ", "x"),
+]
+DRAWN = {
+    "duckdb": (DUCKDB_PIECES, "\n.print {}\n", 34, FUZZ_SCRIPTS),
+    "psql": (PSQL_PIECES, "\n\\echo {}\n", 35, FUZZ_SCRIPTS),
+    "spark-sql": (SPARK_PIECES, ";\n!touch {}\n", 36, 2 * FUZZ_SCRIPTS),  # one JVM runs them all
+}
+"""Per client: the pieces, the command that leaves a marker, the seed, how many scripts."""
+MARKER = re.compile(r"M\d+x\d+")
 
 
-def drawn_scripts(pieces: list[str], command: str, seed: int) -> Iterator[tuple[str, set[str]]]:
-    """Scripts of the pieces that trip a client's reading, with commands that print a marker
-    (`.print M3`, `\\echo M3`) on lines of their own among them; each with its markers."""
+def drawn_scripts(client: str, where: str = "") -> Iterator[str]:
+    """Scripts of the pieces that trip a client's reading, with commands that leave a marker
+    (`.print M3x1`, `\\echo M3x1`, `!touch DIR/M3x1`) among them."""
+    pieces, command, seed, count = DRAWN[client]
     rng = random.Random(seed)
-    for _ in range(FUZZ_SCRIPTS):
-        parts: list[str] = []
-        markers: set[str] = set()
-        for at in range(rng.randint(4, 24)):
-            if rng.random() < 0.2:
-                markers.add(f"M{at}")
-                parts.append(f"\n{command} M{at}\n")
-            else:
-                parts.append(rng.choice(pieces))
-        yield "".join(parts) + "\n", markers
+    for number in range(count):
+        parts = [
+            command.format(f"{where}M{number}x{at}") if rng.random() < 0.2 else rng.choice(pieces)
+            for at in range(rng.randint(4, 24))
+        ]
+        yield "".join(parts) + "\n"
 
 
-def predicted(client: str, text: str, command: str) -> set[str] | None:
+def predicted(client: str, text: str) -> set[str] | None:
+    """The markers the reader says the client leaves: every one named in a command it runs (a
+    spark-sql `!` command runs to the next `;`, every word an argument)."""
     try:
         steps = client_steps(client, text)
     except Unprovable:
         return None
-    return {
-        s.text.split(" ", 1)[1] for s in steps if s.kind == "command" and s.text.startswith(command + " ")
-    }
+    return {m for s in steps if s.kind == "command" for m in MARKER.findall(s.text)}
 
 
-def printed(stdout: str, markers: set[str]) -> set[str]:
-    return {line for line in stdout.splitlines() if line in markers}
+def printed(stdout: str) -> set[str]:
+    return {line for line in stdout.splitlines() if MARKER.fullmatch(line)}
+
+
+def held_to_client(client: str, tmp_path: Path, run: Callable[[Path], str]) -> int:
+    """Each drawn script the reader decides, run by `run` (its stdout): the markers printed are the
+    ones the reader said. How many it decided."""
+    decided = 0
+    for number, text in enumerate(drawn_scripts(client)):
+        expect = predicted(client, text)
+        if expect is None:
+            continue
+        path = tmp_path / f"{number}.sql"
+        path.write_text(text, encoding="utf-8")
+        assert printed(run(path)) == expect, text
+        decided += 1
+    return decided
 
 
 def test_the_duckdb_cli_reader_agrees_with_the_cli_on_drawn_scripts(tmp_path: Path) -> None:
     cli = duckdb_cli()
     if cli is None:
         pytest.skip("the DuckDB CLI (PyPI duckdb-cli, a dev dependency) is not installed")
-    decided = 0
-    for number, (text, markers) in enumerate(drawn_scripts(*DRAWN["duckdb"])):
-        expect = predicted("duckdb", text, ".print")
-        if expect is None:
-            continue
-        path = tmp_path / f"{number}.sql"
-        path.write_text(text, encoding="utf-8")
-        with path.open() as stdin:
-            ran = subprocess.run(
-                [cli, "-no-init", "-list"], stdin=stdin, capture_output=True, text=True, timeout=60
-            )
-        assert printed(ran.stdout, markers) == expect, text
-        decided += 1
-    assert decided == FUZZ_SCRIPTS  # the DuckDB reader never says it cannot tell
+
+    def run(path: Path) -> str:
+        with path.open() as stdin:  # no -bail: what follows an error runs too
+            return subprocess.run(
+                [cli, "-no-init", "-list"], stdin=stdin, capture_output=True, text=True
+            ).stdout
+
+    assert held_to_client("duckdb", tmp_path, run) == FUZZ_SCRIPTS  # the reader never says it cannot tell
 
 
 def test_the_psql_reader_agrees_with_psql_on_drawn_scripts(pg_server: PgServer, tmp_path: Path) -> None:
-    decided = 0
-    for number, (text, markers) in enumerate(drawn_scripts(*DRAWN["psql"])):
-        expect = predicted("psql", text, "\\echo")
-        if expect is None:
-            continue
-        path = tmp_path / f"{number}.sql"
-        path.write_text(text, encoding="utf-8")
+    def run(path: Path) -> str:
         cmd = [str(pg_server.bin_dir / "psql"), pg_server.url(), "-X", "-A", "-t", "-f", str(path)]
-        ran = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
-        assert printed(ran.stdout, markers) == expect, text
-        decided += 1
-    assert decided >= FUZZ_SCRIPTS // 2, decided
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=60).stdout
+
+    assert held_to_client("psql", tmp_path, run) >= FUZZ_SCRIPTS // 2

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import dataclasses
 import datetime as dt
+import json
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -48,7 +49,7 @@ from astro_tui.agent.prompts import schema_digest, small_system_prompt, system_p
 from astro_tui.agent.provenance import saved_answer
 from astro_tui.agent.registry import ParsedCall, ToolOutcome, ToolRegistry
 from astro_tui.agent.templates import MAX_OUTPUT_CHARS, numbers_in_text
-from astro_tui.agent.text_answer import traced_answer
+from astro_tui.agent.text_answer import result_answer, traced_answer
 from astro_tui.agent.tools import ToolContext, build_registry
 from astro_tui.agent.tools.context import TURN_CANCEL
 from astro_tui.agent.workspace import Workspace
@@ -66,7 +67,8 @@ from astro_tui.llm import (
     deadline_error,
     truncation_error,
 )
-from astro_tui.llm.text_tool_calls import recover_tool_calls
+from astro_tui.llm.messages import ToolCallRequest
+from astro_tui.llm.text_tool_calls import recover_tool_calls, sql_block
 
 CALLS_LEFT_WARNING = 3
 TEXT_CALLS_NOTICE = (
@@ -79,7 +81,11 @@ REASK_INSTRUCTION = (
     "for an answer from the data (run the SQL first), or send_message if you need to ask "
     "the user something or the question is not about the data."
 )
-SMALL_REASK_QUERY = "Call run_sql with a query that answers the question; its result is the answer."
+SMALL_REASK_QUERY = "Reply with one SQL query that answers the question, in a ```sql block."
+SMALL_EMPTY_HINT = (
+    "The query returned no rows. If that is not the answer, check the values your filters use "
+    "and reply with a corrected query in a ```sql block."
+)
 SMALL_REASK_ANSWER = (
     "Answer the question in one short sentence, copying the values exactly as the result shows them."
 )
@@ -231,6 +237,9 @@ class Agent:
         return self._system
 
     def tool_schemas(self) -> list[dict[str, Any]]:
+        """The small profile with the schema in its prompt sends none: its model writes ```sql."""
+        if self._small and self.registry.names == ["run_sql"]:
+            return []
         return self.registry.schemas()
 
     def messages(self) -> list[dict[str, Any]]:
@@ -430,8 +439,11 @@ class Agent:
                     recovered = recover_tool_calls(
                         completion.text, self.registry.names, in_prose=self._text_protocol
                     )
+                    if recovered is None and self._small and (sql := sql_block(completion.text)):
+                        recovered = [ToolCallRequest("sql_block", "run_sql", json.dumps({"sql": sql}), 0)]
                     if recovered is not None:
-                        completion = dataclasses.replace(completion, text="", tool_calls=recovered)
+                        kept = completion.text if self._small else ""  # replayed as the model wrote it
+                        completion = dataclasses.replace(completion, text=kept, tool_calls=recovered)
                         if not self._text_protocol:
                             yield Notice(TEXT_CALLS_NOTICE)
                 if not completion.tool_calls:
@@ -530,6 +542,9 @@ class Agent:
                     )
                     if outcome.ok and outcome.result is not None and outcome.result_name:
                         results.append((outcome.result_name, outcome.result))
+                        if self._small and answer is None:
+                            answer = self._small_answer(outcome, results, turn)
+                            answered_with = "the result of run_sql"
                     if call.is_output and outcome.ok and isinstance(outcome.value, Answer):
                         answer, answered_with = outcome.value, call.name
 
@@ -551,6 +566,18 @@ class Agent:
             yield ErrorEvent(stop.message, kind=stop.kind)
             yield tally.done(stop.reason)
 
+    def _small_answer(
+        self, outcome: ToolOutcome, results: list[tuple[str, QueryResult]], turn: Turn
+    ) -> Answer | None:
+        """The small profile's model answers with a query: its result is the answer, unless it is
+        empty the first time (then the model is told, and may check its filter values)."""
+        assert outcome.result is not None and outcome.result_name is not None
+        empty = [r for _, r in results if r.row_count == 0]
+        if outcome.result.row_count == 0 and len(empty) == 1 and self.settings.max_tool_calls > len(results):
+            turn.entries[-1].message["content"] += "\n" + SMALL_EMPTY_HINT
+            return None
+        return result_answer(outcome.result_name, outcome.result)
+
     def _reask_instruction(self, results: list[tuple[str, QueryResult]]) -> str:
         if not self._small:
             return REASK_INSTRUCTION
@@ -558,11 +585,13 @@ class Agent:
 
     def _with_budget_hint(self, outcome: ToolOutcome, call: ParsedCall, tally: _Tally) -> str:
         left = self.settings.max_tool_calls - tally.tool_calls
-        if call.is_output and outcome.ok:
+        if (call.is_output or self._small) and outcome.ok:
             return outcome.content
         if 0 < left <= CALLS_LEFT_WARNING:
             plural = "s" if left > 1 else ""
             hint = f"({left} tool call{plural} left in this turn: answer with an output tool now.)"
+            if self._small:
+                hint = f"({left} {'queries' if left > 1 else 'query'} left: reply with the corrected query.)"
             return f"{outcome.content}\n{hint}"
         return outcome.content
 
@@ -586,7 +615,7 @@ class Agent:
         """
         queue: asyncio.Queue[Any] = asyncio.Queue()
         messages = self.messages()
-        schemas = self.registry.schemas()
+        schemas = self.tool_schemas()
 
         async def pump() -> None:
             try:

@@ -89,6 +89,48 @@ def traced_answer(text: str, results: Sequence[tuple[str, QueryResult]]) -> Answ
     )
 
 
+def result_answer(name: str, result: QueryResult) -> Answer:
+    """A query's result as the answer: a single value is the text (with its cell as the source),
+    else the row count leads the table. astro writes every character; the model wrote the SQL."""
+    table = (AnswerTable(name, result.sql, result),)
+    if result.row_count == 1 and len(result.columns) == 1:
+        value = result.rows(1)[0][0]
+        shown = _display(value)
+        source = Source(name, result.sql, 0, result.columns[0], value)
+        text = f"{result.columns[0]}: {shown}"
+        begin = len(text) - len(shown)
+        span = Span(begin, len(text), shown, value, False, (source,))
+        return Answer(kind="result", text=text, verified=True, tables=table, provenance=(span,))
+    count = f"{result.row_count:,}"
+    rows = "row" if result.row_count == 1 else "rows"
+    span = Span(
+        0,
+        len(count),
+        count,
+        result.row_count,
+        False,
+        (Source(name, result.sql, None, None, result.row_count),),
+    )
+    return Answer(
+        kind="result",
+        text=f"{count} {rows}, shown below.",
+        verified=True,
+        tables=table,
+        provenance=(span,),
+        complete=not result.truncated,
+    )
+
+
+def _display(value: Any) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, float):
+        return f"{value:,.6g}" if abs(value) < 1e15 else repr(value)
+    if isinstance(value, int | decimal.Decimal) and not isinstance(value, bool):
+        return f"{value:,}"
+    return str(value)
+
+
 def _latest_per_sql(results: Sequence[tuple[str, QueryResult]]) -> list[tuple[str, QueryResult]]:
     """A query run twice is one source, not two ambiguous ones: its last run counts."""
     latest: dict[str, tuple[str, QueryResult]] = {}

@@ -18,6 +18,9 @@ class RowSink(Protocol):
     def write(self, batch: Any) -> None:
         """A batch of rows: an Arrow `RecordBatch`, or a few rows as Python values (`RowTable`)."""
 
+    def end(self) -> None:
+        """Every row is read (still inside the limits); the count and the cut come after."""
+
 
 @dataclass(frozen=True, slots=True)
 class QueryResult:

@@ -211,6 +211,9 @@ class CsvPrinter:
             for row in zip(*columns, strict=True):
                 self._writer.writerow(["" if v is None else inert(_data_text(v)) for v in row])
 
+    def end(self) -> None:
+        return None
+
     def finish(self, result: QueryResult) -> None:
         return None
 
@@ -239,6 +242,9 @@ class JsonPrinter:
                 self._out.write(("" if self._first else ", ") + self._dump([json_safe(v) for v in row]))
                 self._first = False
 
+    def end(self) -> None:
+        return None
+
     def finish(self, result: QueryResult) -> None:
         tail = {
             "row_count": result.row_count,
@@ -252,7 +258,8 @@ class JsonPrinter:
 class TablePrinter:
     """A text table from rows as they are read (a `RowSink`): its widths need every row, so
     each batch is kept with its cells cut in Arrow to what a cell shows (`max_cell`), up to
-    `max_rows` rows, and the lines are printed at the end from those."""
+    `max_rows` rows; the lines are printed from those once every row is read (`end`), the
+    count below them once it is known (`finish`)."""
 
     def __init__(self, out: IO[str], *, max_rows: int | None, max_cell: int = 60) -> None:
         self._out = out
@@ -273,23 +280,35 @@ class TablePrinter:
             return
         if room is not None and batch.num_rows > room:
             batch = batch.slice(0, room)
-        columns = [_shown(column, self._max_cell + 1) for column in batch.columns]
+        columns = [_compact(_shown(column, self._max_cell + 1)) for column in batch.columns]
         self._kept.append(pa.RecordBatch.from_arrays(columns, names=list(self._schema.names)))
         self._rows += batch.num_rows
 
-    def finish(self, result: QueryResult) -> None:
-        import dataclasses
-
+    def end(self) -> None:
+        """Every row is read: the header and the rows are printed (still inside the limits)."""
         import pyarrow as pa
 
         table = pa.Table.from_batches(self._kept) if self._kept else self._schema.empty_table()
         self._kept = []
-        write_table(
-            dataclasses.replace(result, table=table),
-            self._out,
-            max_rows=self._max_rows,
-            max_cell=self._max_cell,
-        )
+        shown = QueryResult("", table, False, 0.0)
+        *body, _ = table_lines(shown, max_rows=self._max_rows, max_cell=self._max_cell)
+        for text in body:  # the footer waits for the count, the cut and the total
+            self._out.write(text + "\n")
+
+    def finish(self, result: QueryResult) -> None:
+        footer = result.count_text()
+        if result.row_count > self._rows:
+            footer += f" (showing {self._rows:,})"
+        self._out.write(footer + "\n")
+
+
+def _compact(cut: Any) -> Any:
+    """A column copied into buffers of its own size: a batch read from an engine lives while
+    any of its columns does (its buffers are released together), and Arrow sizes a cut
+    text's buffer as the whole text's; kept batch after batch, either held the whole result."""
+    import pyarrow as pa
+
+    return pa.concat_arrays([cut, cut.slice(0, 0)])
 
 
 def _is_numeric(result: QueryResult, index: int) -> bool:

@@ -42,6 +42,20 @@ def _call_text(call: dict[str, Any]) -> str:
     return f"<tool_call>\n{body}\n</tool_call>"
 
 
+def _written_out(message: dict[str, Any]) -> bool:
+    """Whether the reply's text already holds every call (a query in a ```sql block, read as a
+    run_sql call): it is replayed as the model wrote it."""
+    content = message.get("content") or ""
+    for call in message["tool_calls"]:
+        try:
+            sql = json.loads((call.get("function") or {}).get("arguments") or "{}").get("sql")
+        except (ValueError, AttributeError):
+            return False
+        if not isinstance(sql, str) or not sql or sql not in content:
+            return False
+    return bool(content)
+
+
 def as_text_messages(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The conversation with only system, user and assistant messages of string content."""
     out: list[dict[str, Any]] = []
@@ -50,6 +64,8 @@ def as_text_messages(messages: list[dict[str, Any]], tools: list[dict[str, Any]]
         content = message.get("content") or ""
         if role == "system" and tools and not out:
             out.append({"role": "system", "content": f"{content}\n\n{tools_text(tools)}"})
+        elif role == "assistant" and message.get("tool_calls") and _written_out(message):
+            out.append({"role": "assistant", "content": content})
         elif role == "assistant" and message.get("tool_calls"):
             parts = [content.strip()] if content.strip() else []
             parts += [_call_text(call) for call in message["tool_calls"]]

@@ -21,6 +21,14 @@ _FENCE = re.compile(r"^```[a-zA-Z]*\s*\n?(.*?)\n?```$", re.DOTALL)
 _TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
 _OPEN_TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
 _MISTRAL = "[TOOL_CALLS]"
+_SQL_BLOCK = re.compile(r"```sql[ \t]*\n(.*?)(?:```|$)", re.DOTALL | re.IGNORECASE)
+
+
+def sql_block(text: str) -> str | None:
+    """The query in the first ```sql block of `text` (a small model's way of calling run_sql)."""
+    found = _SQL_BLOCK.search(text)
+    sql = found.group(1).strip() if found else ""
+    return sql or None
 
 
 def recover_tool_calls(

@@ -158,6 +158,10 @@ def python_text(text: str) -> str:
     return "(\n" + "".join(f"    {piece!r}\n" for piece in pieces) + ")"
 
 
+_MD_ESCAPES = str.maketrans({c: "\\" + c for c in "\\`*_[]"})
+
+
 def _md(text: str) -> str:
-    """Text from the conversation inside Markdown: no HTML, no line breaks."""
-    return html.escape(" ".join(text.split()), quote=False).replace("*", r"\*").replace("_", r"\_")
+    """Text from the conversation inside Markdown: no HTML, no line breaks, no link or image (an
+    image a title names would be fetched when the notebook is opened), no code span."""
+    return html.escape(" ".join(text.split()), quote=False).translate(_MD_ESCAPES)

@@ -176,7 +176,8 @@ def _width(significant: np.ndarray, exponent: np.ndarray, grouping: bool) -> np.
     whole = np.where(exponent >= 0, exponent + 1, 1)
     commas = (whole - 1) // 3 if grouping else 0
     fraction = np.where(exponent >= 0, np.maximum(1, significant - exponent - 1), significant - exponent - 1)
-    positional = whole + commas + 1 + fraction
+    fraction = np.where(exponent == SIGNIFICANT - 1, 0, fraction)  # 15 whole digits: no `.0`
+    positional = whole + commas + np.where(fraction > 0, 1 + fraction, 0)
     power = np.abs(exponent)
     powers = 1 + (power >= 10) + (power >= 100)
     scientific = 1 + np.where(significant > 1, significant, 0) + 2 + powers

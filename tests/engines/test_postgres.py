@@ -7,7 +7,6 @@ libpq's conventions (env, .pgpass, service file, named connections), the CLI on 
 
 from __future__ import annotations
 
-import io
 import os
 import re
 import subprocess
@@ -23,9 +22,6 @@ from astro_tui.catalog.shell import Shell, ShellResult
 from astro_tui.config import Settings
 from astro_tui.data.catalog_model import Catalog
 from astro_tui.data.database import Database
-from astro_tui.headless.ask import run_ask
-from astro_tui.session import Session
-from tests.support.fake_openai import FakeOpenAI, tool_call_reply
 from tests.support.pg_server import DATABASE, OWNER, OWNER_PASSWORD, PgServer
 
 
@@ -125,14 +121,6 @@ def test_results_are_arrow_with_decimals(pg: Database) -> None:
     )
     assert result.columns == ["status", "n", "total"]
     assert result.rows()[0] == ("pending", 500, Decimal("23860.00"))
-
-
-def test_row_cap_reads_one_probe_row(pg: Database) -> None:
-    capped = pg.execute("SELECT id FROM sales.orders ORDER BY id", row_cap=10)
-    assert capped.row_count == 10 and capped.truncated
-    assert [r[0] for r in capped.rows()] == list(range(1, 11))
-    exact = pg.execute("SELECT id FROM sales.orders ORDER BY id LIMIT 10", row_cap=10)
-    assert exact.row_count == 10 and not exact.truncated
 
 
 def test_row_cap_is_applied_on_the_server(pg: Database, pg_server: PgServer) -> None:
@@ -236,49 +224,6 @@ def test_cli_refuses_a_write_with_one_line(pg_server: PgServer) -> None:
     assert out.returncode != 0
     assert out.stderr.strip().count("\n") == 0 and "refused" in out.stderr
     assert "Traceback" not in out.stderr
-
-
-# the agent ----------------------------------------------------------------------------------------
-
-REFUNDED = "SELECT count(*) AS n FROM sales.orders WHERE status = 'refunded'"
-
-
-async def test_agent_answer_equals_the_servers_count(
-    pg: Database, pg_server: PgServer, fake_openai: FakeOpenAI, tmp_path: Path
-) -> None:
-    fake_openai.script(
-        tool_call_reply([("run_sql", {"sql": "-- refunded orders\n" + REFUNDED})]),
-        tool_call_reply(
-            [
-                (
-                    "submit_result",
-                    {
-                        "inputs": {"refunded": REFUNDED},
-                        "template": "{{ refunded.value }} orders were refunded.",
-                        "title": "Refunds",
-                    },
-                )
-            ]
-        ),
-    )
-    out, err = io.StringIO(), io.StringIO()
-    state = tmp_path / "state"
-    code = await run_ask(
-        "how many refunded orders?",
-        Session.over(pg, fake_openai.settings(), state_dir=state),
-        json_output=False,
-        out=out,
-        err=err,
-    )
-    assert code == 0, err.getvalue()
-    truth = int(pg_server.psql("SELECT count(*) FROM sales.orders WHERE status = 'refunded'"))
-    assert truth == 500
-    assert f"{truth} orders were refunded." in out.getvalue()
-    sent = b"".join(r.raw for r in fake_openai.requests)
-    assert b"PostgreSQL" in sent
-    assert OWNER_PASSWORD.encode() not in sent
-    saved = b"".join(p.read_bytes() for p in state.rglob("*") if p.is_file())
-    assert saved and OWNER_PASSWORD.encode() not in saved
 
 
 # the app ------------------------------------------------------------------------------------------

@@ -9,7 +9,6 @@ with the scripted model server.
 
 from __future__ import annotations
 
-import io
 import os
 import re
 import subprocess
@@ -31,9 +30,6 @@ from astro_tui.data.catalog_model import Catalog
 from astro_tui.data.database import Database
 from astro_tui.data.engines.spark import engine as spark_engine
 from astro_tui.data.errors import QueryCancelled, QueryTimeout
-from astro_tui.headless.ask import run_ask
-from astro_tui.session import Session
-from tests.support.fake_openai import FakeOpenAI, tool_call_reply
 from tests.support.spark_attacks import RUNAWAY
 from tests.support.spark_server import TOKEN, SparkServer
 from tests.support.waiting import wait_for
@@ -133,14 +129,6 @@ def test_results_are_arrow_with_decimals(spark: Database, spark_server: SparkSer
     assert result.rows() == spark_server.sql(sql)
     assert isinstance(result.rows()[0][2], Decimal) and result.rows()[0][:2] == ("pending", 500)
     assert not any(f.metadata for f in result.table.schema)
-
-
-def test_row_cap_reads_one_probe_row(spark: Database) -> None:
-    capped = spark.execute("SELECT id FROM sales.orders ORDER BY id", row_cap=10)
-    assert capped.row_count == 10 and capped.truncated
-    assert [r[0] for r in capped.rows()] == list(range(1, 11))
-    exact = spark.execute("SELECT id FROM sales.orders ORDER BY id LIMIT 10", row_cap=10)
-    assert exact.row_count == 10 and not exact.truncated
 
 
 def test_row_cap_is_applied_on_the_server(spark: Database) -> None:
@@ -313,49 +301,6 @@ def test_cli_refuses_a_write_and_reports_errors_with_one_line(spark_server: Spar
     assert out.returncode != 0
     assert out.stderr.strip().count("\n") == 0 and "Did you mean" in out.stderr, out.stderr
     assert "Traceback" not in out.stderr
-
-
-# the agent ----------------------------------------------------------------------------------------
-
-REFUNDED = "SELECT count(*) AS n FROM sales.orders WHERE status = 'refunded'"
-
-
-async def test_agent_answer_equals_sparks_own_count(
-    spark: Database, spark_server: SparkServer, fake_openai: FakeOpenAI, tmp_path: Path
-) -> None:
-    fake_openai.script(
-        tool_call_reply([("run_sql", {"sql": "-- refunded orders\n" + REFUNDED})]),
-        tool_call_reply(
-            [
-                (
-                    "submit_result",
-                    {
-                        "inputs": {"refunded": REFUNDED},
-                        "template": "{{ refunded.value }} orders were refunded.",
-                        "title": "Refunds",
-                    },
-                )
-            ]
-        ),
-    )
-    out, err = io.StringIO(), io.StringIO()
-    state = tmp_path / "state"
-    code = await run_ask(
-        "how many refunded orders?",
-        Session.over(spark, fake_openai.settings(), state_dir=state),
-        json_output=False,
-        out=out,
-        err=err,
-    )
-    assert code == 0, err.getvalue()
-    ((truth,),) = spark_server.sql("SELECT count(*) FROM sales.orders WHERE status = 'refunded'")
-    assert truth == 500
-    assert f"{truth} orders were refunded." in out.getvalue()
-    sent = b"".join(r.raw for r in fake_openai.requests)
-    assert b"Spark SQL" in sent
-    assert TOKEN.encode() not in sent
-    saved = b"".join(p.read_bytes() for p in state.rglob("*") if p.is_file())
-    assert saved and TOKEN.encode() not in saved
 
 
 # the app ------------------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """Imports point one way, down the layers, and never in a circle.
 
 front ends (ui, cli, mcp, headless, the package's own `astro_tui.open`) → session →
-replay / agent → llm / catalog → data → config / errors / text / files / resources.
+replay / agent → llm / catalog → data → config / errors / text / files / resources / patterns
+/ sizes (the spelling of a scope pattern and of a memory size, which the settings check).
 A module imports from its own layer or below; within a layer, packages import each other
 one way (replay uses agent, never the reverse), and no module reaches itself through
 others, lazy imports and `TYPE_CHECKING` ones included (a loop is one module in two files).
@@ -16,7 +17,7 @@ import astro_tui
 
 PACKAGE = Path(astro_tui.__file__).parent
 LAYERS: tuple[frozenset[str], ...] = (
-    frozenset({"config", "errors", "text", "files", "resources"}),
+    frozenset({"config", "errors", "text", "files", "resources", "patterns", "sizes"}),
     frozenset({"data"}),
     frozenset({"llm", "catalog"}),
     frozenset({"replay", "agent"}),
@@ -24,9 +25,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"ui", "cli", "mcp", "headless", ""}),  # "": astro_tui/__init__.py, the Python API
 )
 """By the first part under `astro_tui` (a package or a module's name without `.py`)."""
-UPWARD_ALLOWED = {
-    ("astro_tui.config", "astro_tui.data.scope"): "the settings check a scope's rules with the scope parser",
-}
+UPWARD_ALLOWED: dict[tuple[str, str], str] = {}
 """Arrows that run up a layer, each with the reason; the fewer the better."""
 
 

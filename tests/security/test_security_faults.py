@@ -311,7 +311,7 @@ def test_faults_in_the_real_astro_ask(tmp_path: Path) -> None:
             assert lines[-1].startswith("astro: ") and case.expect in lines[-1]
             assert all(line.startswith(("astro: ", "… ")) for line in lines), text
             assert SECRET not in text and b"\x1b" not in stderr
-            saved = list((home / "state" / "conversations").glob("*.jsonl"))
-            assert len(saved) == 1 and SECRET not in saved[0].read_text()
-            _, turns = load_conversation(home / "state", saved[0].stem)
-            assert [t.status for t in turns] == ["error"]
+            # A question that failed before the model said anything is not kept (issue 37).
+            assert not list((home / "state" / "conversations").glob("*.jsonl")), fault_id
+            kept = [p for p in (home / "state").rglob("*") if p.is_file()]
+            assert all(SECRET not in p.read_text(errors="replace") for p in kept), fault_id

@@ -33,6 +33,9 @@ _PROGRAM_MODULES = frozenset({"subprocess", "nbclient", "jupyter_client"})
 _UI_NAMES = frozenset({"run_test"})
 _UI_FIXTURES = frozenset({"snap_compare"})
 _SERIAL = frozenset({"spark"})
+_ENGINE_FIXTURE = "engine"
+"""The engine contract's parametrized fixture (tests/engines/conftest.py): its value names the
+server it starts through `request.getfixturevalue`, which no fixture closure shows."""
 
 
 def _codes(code: types.CodeType) -> Iterator[types.CodeType]:
@@ -109,6 +112,9 @@ def marks_for(item: pytest.Item) -> set[str]:
         for definition in info.name2fixturedefs.get(name, ()) if info else ():
             if _ours(definition.func):
                 found |= needs(definition.func)
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and callspec.params.get(_ENGINE_FIXTURE) in _SERVER_FIXTURES.values():
+        found.add(callspec.params[_ENGINE_FIXTURE])  # the contract's engine, started on demand
     if found & _SERIAL:
         found.add("serial")
     return found

@@ -348,21 +348,3 @@ def test_front_ends_drive_the_session_and_imports_point_one_way() -> None:
         and path != PACKAGE / "cli.py"  # the command line starts each of them
     }
     assert not across, sorted(across)
-
-
-THE_FLOOR = ("config.py", "errors.py", "files.py", "patterns.py", "resources.py", "sizes.py", "text.py")
-"""The modules every layer stands on: they import none of the layers above them."""
-
-
-def test_the_floor_imports_nothing_above_it() -> None:
-    """The settings check a scope pattern and a memory size with modules beside them, not with
-    `data/`, which imports the settings: no arrow runs back up."""
-    floor = {f"astro_tui.{name.removesuffix('.py')}" for name in THE_FLOOR}
-    assert all((PACKAGE / name).is_file() for name in THE_FLOOR)
-    upward = {
-        f"{name}: {module}"
-        for name in THE_FLOOR
-        for module in _imports(PACKAGE / name)
-        if module.startswith("astro_tui") and module not in floor
-    }
-    assert not upward, sorted(upward)

@@ -1,16 +1,18 @@
 """spark-sql's reading of a script (`spark-sql -f FILE`), after Hive 2.3's `CliDriver.processReader`
-and Spark's `SparkSQLCLIDriver.processLine`, `splitSemiColon` and `processCmd`.
+and Spark's `SparkSQLCLIDriver` (`processReader`, `processLine`, `processCmd`).
 
 The file is read a line at a time (`\\n`, `\\r` or `\\r\\n` ends one) and every line
-starting with `--` is dropped (after trimming in some Hive builds, untrimmed in
-others: both are read and must agree) *before* statements are split, so a quoted
-text can lose a line. The rest is split at `;` by a small lexer of its own (quotes,
-backslash escapes, comments; no backticks); a piece ending in `\\` is joined to the
-next. A piece starting with `!` runs as a program, one starting `source` runs a
-file, `quit`/`exit` stop, and `dfs`, `crypto`, `compile`, `reload` go to Hive;
-the rest goes to Spark, which replaces `${...}` from its configuration. The file is
-decoded in the platform's encoding, so a statement holding non-ASCII text is not
-certain to reach Spark as written.
+starting with `--` is dropped (after trimming since Spark 4.3, untrimmed in Hive's own
+reader: both are read and must agree) *before* statements are split, so a quoted
+text can lose a line. The rest is split at `;`: up to Spark 4.2 by `splitSemiColon`,
+a small lexer of its own (quotes, backslash escapes, comments, no backticks), since
+4.3 by Spark's SQL lexer; both splits are made and must agree, and a backslash
+outside a quoted text (which continues a `--` comment for one of them) is refused.
+A piece ending in `\\` is joined to the next. A piece starting with `!` runs as a
+program, one starting `source` runs a file, `quit`/`exit` stop, and `dfs`,
+`crypto`, `compile`, `reload` go to Hive; the rest goes to Spark, which replaces
+`${...}` from its configuration. The file is decoded in the platform's encoding, so
+a statement holding non-ASCII text is not certain to reach Spark as written.
 """
 
 from __future__ import annotations
@@ -33,9 +35,12 @@ def read(text: str) -> list[Step]:
     if len(kept) != 1:
         raise Unprovable("a line starting with `--` after spaces, which Hive builds drop or keep")
     content = kept.pop()
+    pieces = split_semicolon(content)
+    if [p for p in pieces if not _blank(p)] != [p for p in lexer_split(content) if not _blank(p)]:
+        raise Unprovable("statements that spark-sql splits differently before and since Spark 4.3")
     steps: list[Step] = []
     command = ""
-    for piece in split_semicolon(content):
+    for piece in pieces:
         if piece.endswith("\\"):
             command += piece[:-1] + ";"
             continue
@@ -114,3 +119,44 @@ def split_semicolon(line: str) -> list[str]:
     if not (leaving and level == 1) and (statement or level > 0):
         found.append(line[begin:])
     return found
+
+
+def lexer_split(text: str) -> list[str]:
+    """The split of Spark's SQL lexer (spark-sql since 4.3): at a `;` outside quotes (`'`, `"` with
+    backslash escapes; backticks), `--` comments and nested `/* */` comments. A backslash outside a
+    quoted text, an unterminated quote or comment (the lexer recovers from them) are Unprovable."""
+    pieces: list[str] = []
+    start = i = 0
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if c in "'\"`":
+            j = i + 1
+            while j < n and text[j] != c:
+                j += 2 if c != "`" and text[j] == "\\" else 1
+            if j >= n:
+                raise Unprovable("an unterminated quote, which Spark's lexer skips to go on")
+            i = j + 1
+        elif text.startswith("--", i):
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+        elif text.startswith("/*", i):
+            depth, i = 1, i + 2
+            while i < n and depth:
+                if text.startswith("/*", i):
+                    depth, i = depth + 1, i + 2
+                elif text.startswith("*/", i):
+                    depth, i = depth - 1, i + 2
+                else:
+                    i += 1
+            if depth:
+                raise Unprovable("an unterminated comment, which Spark's lexer reads its own way")
+        elif c == "\\":
+            raise Unprovable("a backslash outside a quoted text, which continues a `--` comment for Spark")
+        else:
+            if c == ";":
+                pieces.append(text[start:i])
+                start = i + 1
+            i += 1
+    pieces.append(text[start:])
+    return pieces

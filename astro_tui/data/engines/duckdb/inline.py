@@ -100,7 +100,8 @@ class _Rows:
             self.streamed += part.num_rows
 
     def finish(self) -> None:
-        return None
+        if self.sink is not None:
+            self.sink.end()
 
     def discard(self) -> None:
         self.batches = []
