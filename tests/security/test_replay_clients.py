@@ -41,7 +41,8 @@ from astro_tui.replay.marimo import marimo_text
 from astro_tui.replay.model import Quoted, Replay, ReplayAnswer, ReplayError
 from astro_tui.replay.notebook import notebook_text
 from astro_tui.replay.sql_script import script_text
-from tests.pg_server import OWNER, OWNER_PASSWORD, PgServer
+from tests.support import ROOT
+from tests.support.pg_server import OWNER, OWNER_PASSWORD, PgServer
 
 BOOKS = 1237
 MOVED = "CHK-MOVED"
@@ -371,7 +372,7 @@ def test_notebooks_and_marimo_files_hold_every_text_as_an_exact_python_literal(t
                 assert "pwned" not in ast.unparse(tree) and "touch" not in ast.unparse(tree), case.name
 
 
-SECURITY_MD = Path(__file__).resolve().parent.parent / "SECURITY.md"
+SECURITY_MD = ROOT / "SECURITY.md"
 
 
 def _decided(client: str) -> int:
