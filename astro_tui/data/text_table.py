@@ -308,7 +308,10 @@ def _compact(cut: Any) -> Any:
     text's buffer as the whole text's; kept batch after batch, either held the whole result."""
     import pyarrow as pa
 
-    return pa.concat_arrays([cut, cut.slice(0, 0)])
+    try:
+        return pa.concat_arrays([cut, cut.slice(0, 0)])
+    except pa.ArrowNotImplementedError:  # a union: kept as it is
+        return cut
 
 
 def _is_numeric(result: QueryResult, index: int) -> bool:

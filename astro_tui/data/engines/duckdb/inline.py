@@ -100,7 +100,7 @@ class _Rows:
             self.streamed += part.num_rows
 
     def finish(self) -> None:
-        if self.sink is not None:
+        if self.sink is not None and self.few is None:  # a few rows are printed whole, after
             self.sink.end()
 
     def discard(self) -> None:
