@@ -129,16 +129,24 @@ def identifier(name: str) -> str:
 
 @cache
 def _keywords() -> frozenset[str]:
-    """The words DuckDB will not take as a bare table name (its reserved and type/function
-    keywords), from DuckDB itself."""
+    """The keywords DuckDB's own parser will not take as a bare table name (`FROM select`),
+    asked of DuckDB: most reserved and type/function words, not `map` or `columns`."""
     import duckdb
 
     with duckdb.connect() as con:
-        rows = con.execute(
-            "SELECT keyword_name FROM duckdb_keywords() "
-            "WHERE keyword_category IN ('reserved', 'type_function')"
+        words = [
+            str(row[0]).lower()
+            for row in con.execute(
+                "SELECT keyword_name FROM duckdb_keywords() "
+                "WHERE keyword_category IN ('reserved', 'type_function')"
+            ).fetchall()
+        ]
+        refused = con.execute(
+            "SELECT w FROM unnest(?) AS t(w) "
+            "WHERE json_extract(json_serialize_sql('SELECT ' || w || '.x FROM ' || w), '$.error')::BOOLEAN",
+            [words],
         ).fetchall()
-    return frozenset(str(row[0]).lower() for row in rows)
+    return frozenset(str(row[0]) for row in refused)
 
 
 def shown_path(target: Target, path: Path) -> str:
