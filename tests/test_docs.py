@@ -55,8 +55,6 @@ MARKER = re.compile(
 )
 ANY_MARKER = re.compile(r"<!--\s*doc-test:")
 
-pytestmark = pytest.mark.subprocess
-
 
 @dataclass(frozen=True)
 class Block:

@@ -18,8 +18,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-pytestmark = pytest.mark.subprocess
-
 
 def _uv(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["uv", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)

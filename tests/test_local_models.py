@@ -17,8 +17,8 @@ from astro_tui.catalog.introspect import load_catalog
 from astro_tui.config import ConfigError, Settings
 from astro_tui.data.database import Database
 from astro_tui.llm.text_protocol import as_text_messages
-from tests.fake_openai import FakeOpenAI, Reply, Respond, error, text_reply, text_tool_call_reply
-from tests.test_agent_tools import build_shop
+from tests.support.agent import build_shop
+from tests.support.fake_openai import FakeOpenAI, Reply, Respond, error, text_reply, text_tool_call_reply
 
 COUNT = "SELECT count(*) AS customers FROM sales.customers"
 BY_CITY = "SELECT city, count(*) AS n FROM sales.customers GROUP BY city ORDER BY city"

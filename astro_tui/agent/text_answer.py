@@ -81,7 +81,6 @@ def traced_answer(text: str, results: Sequence[tuple[str, QueryResult]]) -> Answ
     return Answer(
         kind="result",
         text="".join(pieces),
-        verified=not unverified,
         tables=tuple(AnswerTable(name, result.sql, result) for name, result in cited.items()),
         unverified_numbers=tuple(dict.fromkeys(unverified)),
         provenance=tuple(spans),
@@ -100,7 +99,7 @@ def result_answer(name: str, result: QueryResult) -> Answer:
         text = f"{result.columns[0]}: {shown}"
         begin = len(text) - len(shown)
         span = Span(begin, len(text), shown, value, False, (source,))
-        return Answer(kind="result", text=text, verified=True, tables=table, provenance=(span,))
+        return Answer(kind="result", text=text, tables=table, provenance=(span,))
     count = f"{result.row_count:,}"
     rows = "row" if result.row_count == 1 else "rows"
     span = Span(
@@ -114,7 +113,6 @@ def result_answer(name: str, result: QueryResult) -> Answer:
     return Answer(
         kind="result",
         text=f"{count} {rows}, shown below.",
-        verified=True,
         tables=table,
         provenance=(span,),
         complete=not result.truncated,

@@ -9,6 +9,17 @@ if TYPE_CHECKING:
     import pyarrow as pa  # imported by whoever makes a result; opening a database needs none
 
 
+def empty_table(schema: pa.Schema) -> pa.Table:
+    """A table of no rows with `schema`'s names: its types where Arrow can make an empty column
+    of them (not of a union), else nulls."""
+    import pyarrow as pa
+
+    try:
+        return schema.empty_table()
+    except pa.ArrowNotImplementedError:
+        return pa.Table.from_arrays([pa.nulls(0) for _ in schema.names], names=list(schema.names))
+
+
 class RowSink(Protocol):
     """Where a result's rows go as they are read (`astro sql`'s printing): a batch at a time,
     under the statement's limits, so what the process holds is one batch, not the result."""

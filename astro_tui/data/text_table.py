@@ -24,7 +24,7 @@ from typing import IO, TYPE_CHECKING, Any
 from rich.cells import cell_len
 
 from astro_tui.data import without_numpy
-from astro_tui.data.results import QueryResult
+from astro_tui.data.results import QueryResult, empty_table
 from astro_tui.data.row_table import RowColumn, RowTable
 from astro_tui.display import groups_digits, value_text
 from astro_tui.text import clip, inert, json_inert
@@ -288,7 +288,7 @@ class TablePrinter:
         """Every row is read: the header and the rows are printed (still inside the limits)."""
         import pyarrow as pa
 
-        table = pa.Table.from_batches(self._kept) if self._kept else self._schema.empty_table()
+        table = pa.Table.from_batches(self._kept) if self._kept else empty_table(self._schema)
         self._kept = []
         shown = QueryResult("", table, False, 0.0)
         *body, _ = table_lines(shown, max_rows=self._max_rows, max_cell=self._max_cell)
@@ -308,7 +308,10 @@ def _compact(cut: Any) -> Any:
     text's buffer as the whole text's; kept batch after batch, either held the whole result."""
     import pyarrow as pa
 
-    return pa.concat_arrays([cut, cut.slice(0, 0)])
+    try:
+        return pa.concat_arrays([cut, cut.slice(0, 0)])
+    except pa.ArrowNotImplementedError:  # a union: kept as it is
+        return cut
 
 
 def _is_numeric(result: QueryResult, index: int) -> bool:

@@ -6,7 +6,7 @@ is built and where a result gets its name, in the order a session lives.
 (`Result`, `Reply`), `export.py` how a result is written to a file.
 """
 
-from astro_tui.session.core import ModelUnavailable, Session, SessionClosed, sql_title
+from astro_tui.session.core import ModelUnavailable, Session, SessionClosed
 from astro_tui.session.events import (
     AgentFailed,
     AgentReady,
@@ -22,6 +22,7 @@ from astro_tui.session.events import (
     ResultAdded,
     SessionEvent,
 )
+from astro_tui.session.result_log import sql_title
 from astro_tui.session.results import AskFailed, Reply, Result
 
 __all__ = [

@@ -21,7 +21,7 @@ reads a catalog or builds the agent by itself. A session's life, top to bottom:
 3. **Used by the person.** `sql()` runs one guarded statement with the settings'
    limits, under a cancel token `cancel_sql()` fires; `preview()` shows a table's
    first rows; `shell()` runs the metadata shell, its `cd` kept. Every result joins
-   the session's log with a name (`_log()` is where a result gets it): `sql 1 · from
+   the session's log with a name (`result_log.py` is where a result gets it): `sql 1 · from
    sales.orders`, `preview orders`, `df_2 · revenue by region` for the model's own
    queries, `A1 Monthly revenue` for an answer's. `ResultAdded` says so.
 4. **Asked.** `_build_agent()` is where the agent is built, once, on first need;
@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import shutil
 import tempfile
 import threading
@@ -71,15 +70,16 @@ from astro_tui.session.events import (
     Opened,
     OpenFailed,
     QueryFailed,
-    ResultAdded,
     SessionEvent,
 )
-from astro_tui.session.results import AskFailed, Reply, Result, ResultKind
+from astro_tui.session.result_log import ResultLog, sql_title
+from astro_tui.session.results import AskFailed, Reply, Result
+from astro_tui.session.threads import Runner, Start
 from astro_tui.text import one_line
 
 if TYPE_CHECKING:
     from astro_tui.agent.conversations import ConversationInfo
-    from astro_tui.agent.events import AgentEvent, Answer, ChartSpec
+    from astro_tui.agent.events import AgentEvent
     from astro_tui.agent.history import Turn
     from astro_tui.agent.loop import Agent
     from astro_tui.agent.registry import ToolRegistry
@@ -94,7 +94,6 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 Listener = Callable[[SessionEvent], None]
 
-NAME_CHARS = 40
 PREVIEW_ROWS = 100
 
 
@@ -137,16 +136,14 @@ class Session:
         self._lock = threading.Lock()
         self._agent: Agent | None = None
         self._agent_error: str | None = None
-        self._results: list[Result] = []
+        self._log = ResultLog(self._emit)
         self._logged: list[Result] = []  # what the last event of a turn added to the log
-        self._counters: dict[str, int] = {}
-        self._answers = 0
         self._sql_cancel: CancelToken | None = None
         self._shell: Shell | None = None
         self._shell_lock = threading.Lock()
-        self._runner: _Runner | None = None
+        self._runner: Runner | None = None
         self._closed = False
-        self._start: _Start | None = None
+        self._start: Start | None = None
         self._named = threading.Event()
         """Set whenever an outline or a whole catalog is read (and when a start ends)."""
         self._unheard: list[SessionEvent] | None = None
@@ -215,7 +212,17 @@ class Session:
                 return
             if not self._listeners:
                 self._unheard = []
-            self._start = _Start(self, whole)
+            self._start = Start(lambda: self._open_all(whole), self._named)
+
+    def _open_all(self, whole: bool) -> None:
+        """What a start does in its thread: the database, the catalog (`whole`: all of it, and
+        a database ready for statements; else the outline)."""
+        self.database()
+        with self._catalog_lock:
+            if self.catalog is None:
+                self._read(whole=whole)
+        if whole:
+            self._ready()
 
     def database(self) -> Database:
         """The opened database, opening it on first use."""
@@ -354,7 +361,7 @@ class Session:
         if failure is not None:
             self._emit(QueryFailed("sql", error_line(failure)))
             raise failure if isinstance(failure, AstroError) else DataError(error_line(failure))
-        return self._log("sql", result, label=sql_title(sql))
+        return self._log.add("sql", result, label=sql_title(sql))
 
     @property
     def sql_running(self) -> bool:
@@ -385,7 +392,7 @@ class Session:
         except Exception as exc:
             self._emit(QueryFailed("preview", error_line(exc)))
             raise exc if isinstance(exc, AstroError) else DataError(error_line(exc)) from None
-        return self._log("preview", result, label=table.name)
+        return self._log.add("preview", result, label=table.name)
 
     def metadata_shell(self) -> Shell:
         """The person's metadata shell, built on first use (it imports the grep machinery: a
@@ -408,103 +415,10 @@ class Session:
         with self._shell_lock:
             return shell.run(command, cancel=cancel)
 
-    # ------------------------------------------------------------------ the log of results
-
     @property
     def results(self) -> list[Result]:
-        """Every result of this session, oldest first."""
-        with self._lock:
-            return list(self._results)
-
-    def _log(
-        self,
-        kind: ResultKind,
-        result: QueryResult,
-        *,
-        label: str = "",
-        verified: bool = False,
-        sql_text: str | None = None,
-        chart: ChartSpec | None = None,
-        title: str | None = None,
-    ) -> Result:
-        """Name a result and add it to the log: a model's query or an answer keeps its label
-        (`df_2 · revenue by region`, `A1 Monthly revenue`), a preview is `preview NAME`, the
-        person's SQL is counted (`sql 3 · from sales.orders`)."""
-        label = one_line(label, NAME_CHARS) if label else ""
-        with self._lock:
-            if kind in ("tool", "answer") and label:
-                name = label
-            elif kind == "preview":
-                name = f"preview {label}".rstrip()
-            else:
-                count = self._counters[kind] = self._counters.get(kind, 0) + 1
-                name = f"{kind} {count}" + (f" · {label}" if label else "")
-            entry = Result(
-                len(self._results) + 1,
-                name,
-                kind,
-                result,
-                sql_text or result.sql,
-                verified=verified,
-                chart=chart,
-                title=title,
-            )
-            self._results.append(entry)
-        self._emit(ResultAdded(entry))
-        return entry
-
-    def _log_turn_event(self, event: AgentEvent, question: str) -> list[Result]:
-        """The results a turn's event brings: a model's query (`df_N`), or an answer's inputs
-        and chart (`A1 …`)."""
-        from astro_tui.agent.events import Answer, ToolResult
-
-        if isinstance(event, ToolResult) and event.result is not None and event.name == "run_sql":
-            sql = event.result.sql.lstrip()
-            about = sql_title(sql) if sql.startswith(("--", "/*")) else one_line(question, NAME_CHARS)
-            return [self._log("tool", event.result, label=f"{event.result_name or 'run_sql'} · {about}")]
-        if isinstance(event, Answer):
-            return self._log_answer(event)
-        return []
-
-    def _log_answer(self, answer: Answer) -> list[Result]:
-        if not answer.tables and answer.chart is None:
-            return []
-        with self._lock:
-            self._answers += 1
-            prefix = f"A{self._answers}"
-        main, chart = answer.main_result, answer.chart
-        title = answer.title or (chart.title if chart else None)
-        sql_text = (
-            answer.tables[0].sql
-            if len(answer.tables) == 1
-            else "\n\n".join(f"-- {t.name}\n{t.sql.strip().rstrip(';')};" for t in answer.tables)
-        )
-        logged: list[Result] = []
-        for table in sorted(answer.tables, key=lambda t: t.result is main):
-            label = f"{prefix} {table.name}" if len(answer.tables) > 1 else f"{prefix} {title or table.name}"
-            drawn = chart if chart is not None and table.result is chart.result else None
-            logged.append(
-                self._log(
-                    "answer",
-                    table.result,
-                    label=label,
-                    verified=answer.verified,
-                    sql_text=sql_text,
-                    chart=drawn,
-                    title=title,
-                )
-            )
-        if chart is not None and not any(r.result is chart.result for r in logged):
-            logged.append(
-                self._log(
-                    "answer",
-                    chart.result,
-                    label=f"{prefix} {title or chart.title}",
-                    verified=answer.verified,
-                    chart=chart,
-                )
-            )
-        return logged
+        """Every result of this session, oldest first (`result_log.py` names them)."""
+        return self._log.results
 
     # ------------------------------------------------------------------ the model
 
@@ -559,7 +473,7 @@ class Session:
         agent = self._agent or await asyncio.to_thread(self.prepare_agent)
         async with contextlib.aclosing(agent.run(question)) as events:
             async for event in events:
-                self._logged = self._log_turn_event(event, question)
+                self._logged = self._log.turn_event(event, question)
                 yield event
 
     async def turn(self, question: str, on_event: Callable[[AgentEvent], None] | None = None) -> Reply:
@@ -585,7 +499,7 @@ class Session:
         """Async work from synchronous code, on the session's own loop: the model client
         lives on one loop for the session's life, and a notebook already runs a loop."""
         if self._runner is None:
-            self._runner = _Runner()
+            self._runner = Runner()
         return self._runner.call(work)
 
     @property
@@ -772,86 +686,3 @@ class Session:
 
     def __repr__(self) -> str:
         return f"<Session {self.label or ' '.join(self.targets) or 'sample warehouse'}>"
-
-
-class _Start:
-    """An open begun by `Session.start`: its thread, and its failure for whoever waits for it."""
-
-    def __init__(self, session: Session, whole: bool) -> None:
-        self.whole = whole
-        self._session = session
-        self._failure: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, name="astro-open", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        session = self._session
-        try:
-            session.database()
-            with session._catalog_lock:
-                if session.catalog is None:
-                    session._read(whole=self.whole)
-            if self.whole:
-                session._ready()
-        except BaseException as exc:  # reported as OpenFailed or CatalogFailed; raised to waiters
-            self._failure = exc
-        finally:
-            session._named.set()
-
-    def wait(self) -> None:
-        """Until it ends; its failure raised."""
-        self._thread.join()
-        if self._failure is not None:
-            raise self._failure
-
-    def wait_named(self) -> None:
-        """Until the schemas and tables are read, or it ends; its failure raised."""
-        self._session._named.wait()
-        if self._failure is not None:
-            raise self._failure
-
-
-class _Runner:
-    """An event loop of the session's own, in a daemon thread, for its blocking methods."""
-
-    def __init__(self) -> None:
-        import asyncio
-
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="astro-session", daemon=True)
-        self._thread.start()
-
-    def call(self, work: Coroutine[Any, Any, T]) -> T:
-        import asyncio
-
-        future = asyncio.run_coroutine_threadsafe(work, self._loop)
-        try:
-            return future.result()
-        except KeyboardInterrupt:  # Ctrl+C in a script or a notebook stops the turn too
-            future.cancel()
-            raise
-
-    def stop(self) -> None:
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(timeout=5)
-        if not self._thread.is_alive():
-            self._loop.close()
-
-
-_COMMENT = re.compile(r"^\s*(?:--\s*(?P<line>[^\n]*)|/\*\s*(?P<block>.*?)\s*\*/)", re.S)
-_NAME = r"(?:\"[^\"]+\"|`[^`]+`|[\w$]+)"
-_FROM = re.compile(rf"\bfrom\s+({_NAME}(?:\s*\.\s*{_NAME})*)", re.I)
-
-
-def sql_title(sql: str, width: int = NAME_CHARS) -> str:
-    """What a query is about, for a result's name: its leading comment, else the first table
-    it reads, else its first words."""
-    match = _COMMENT.match(sql)
-    if match:
-        text = one_line(match.group("line") or match.group("block") or "", width)
-        if text:
-            return text
-    found = _FROM.search(sql)
-    if found:
-        return one_line("from " + re.sub(r"\s*\.\s*", ".", found.group(1)), width)
-    return one_line(sql, width)

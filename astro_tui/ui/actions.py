@@ -7,10 +7,10 @@ bound: on the app (everywhere) or on one pane's widget (only while it has focus)
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
-from typing import Literal
+from typing import Any, Literal
 
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
@@ -237,6 +237,46 @@ WIDGET_KEYS: tuple[tuple[str, str, str], ...] = (
     ("App", "ctrl+p", "Command palette: every action by name"),
     ("Results", "arrows, pgup/pgdn, home/end", "Move in the table"),
 )
+
+
+PASSED_ON: dict[str, tuple[str, tuple[object, ...]]] = {
+    "trace_next": ("conversation.trace", (1,)),
+    "trace_previous": ("conversation.trace", (-1,)),
+    "copy_trace": ("conversation.copy_trace", ()),
+    "new_conversation": ("conversation.new_conversation", ()),
+    "clear_conversation": ("conversation.clear", ()),
+    "resume": ("conversation.choose_resume", ()),
+    "show_context": ("conversation.show_notes", ()),
+    "show_model": ("conversation.show_model", ()),
+    "copy_sql": ("results.copy_sql", ()),
+    "previous_result": ("results.step", (-1,)),
+    "next_result": ("results.step", (1,)),
+    "chart_kind": ("results.change_chart", ("kind",)),
+    "chart_x": ("results.change_chart", ("x",)),
+    "chart_y": ("results.change_chart", ("y",)),
+    "show_table_tab": ("show_tab", ("tab-table",)),
+    "show_chart_tab": ("show_tab", ("tab-chart",)),
+    "show_sql_tab": ("show_tab", ("tab-sql",)),
+    "change_theme": ("search_themes", ()),
+}
+"""Actions that only pass on to a pane (or an app method): the dotted path from the app and the
+arguments. The app gets an `action_<name>` for each from this table (`passing_on`), so it holds
+no one-line method per key."""
+
+
+def passing_on(name: str) -> Callable[[Any], None]:
+    """The `action_<name>` method of an action in `PASSED_ON`."""
+    path, args = PASSED_ON[name]
+
+    def action(app: Any) -> None:
+        target = app
+        for part in path.split("."):
+            target = getattr(target, part)
+        target(*args)
+
+    action.__name__ = f"action_{name}"
+    action.__doc__ = by_name(name).description
+    return action
 
 
 def bindings(scope: Scope) -> list[Binding]:

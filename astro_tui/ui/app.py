@@ -31,7 +31,7 @@ from astro_tui.resources import resource_dir
 from astro_tui.session import events as ev
 from astro_tui.text import inert, one_line
 from astro_tui.ui import slash
-from astro_tui.ui.actions import AstroCommands, bindings
+from astro_tui.ui.actions import PASSED_ON, AstroCommands, bindings, passing_on
 from astro_tui.ui.focus import focus_now
 from astro_tui.ui.layout import PaneLayout
 from astro_tui.ui.panes.catalog import CatalogPane, CatalogTree
@@ -375,47 +375,17 @@ class AstroApp(App[int]):
         panes = (w for w in (focused.ancestors_with_self if focused else []) if w.has_class("pane"))
         screen.maximize(next(panes, self.conversation), container=False)
 
-    def action_trace_next(self) -> None:
-        self.conversation.trace(1)
-
-    def action_trace_previous(self) -> None:
-        self.conversation.trace(-1)
-
-    def action_copy_trace(self) -> None:
-        self.conversation.copy_trace()
-
     def on_traced_answer_traced(self, message: TracedAnswer.Traced) -> None:
         """A value of an answer is traced (a key or a click): select its cell in its result."""
         cell = message.cell
         if cell is not None and self.results.select_cell(*cell):
             self.screen.remove_class("-no-results")
 
-    def action_copy_sql(self) -> None:
-        self.results.copy_sql()
-
     def action_export(self, fmt: str = "csv") -> None:
         self.results.choose_export(fmt)
 
-    def action_new_conversation(self) -> None:
-        self.conversation.new_conversation()
-
-    def action_clear_conversation(self) -> None:
-        self.conversation.clear()
-
     def action_replay(self) -> None:
         replay_conversation(self, self.session, "")
-
-    def action_resume(self) -> None:
-        self.conversation.choose_resume()
-
-    def action_show_context(self) -> None:
-        self.conversation.show_notes()
-
-    def action_show_model(self) -> None:
-        self.conversation.show_model()
-
-    def action_change_theme(self) -> None:
-        self.search_themes()
 
     def action_insert_name(self) -> None:
         name = self.query_one(CatalogTree).selected_name()
@@ -432,33 +402,10 @@ class AstroApp(App[int]):
             if not keep_tree:
                 self.results.focus_active()
 
-    def action_previous_result(self) -> None:
-        self.results.step(-1)
-
-    def action_next_result(self) -> None:
-        self.results.step(1)
-
-    def _tab(self, tab: str) -> None:
+    def show_tab(self, tab: str) -> None:
+        """Open the results pane on one of its tabs (`tab-table`, `tab-chart`, `tab-sql`)."""
         self._layout.show_results(self.screen)
         self.results.activate(tab)
-
-    def action_show_table_tab(self) -> None:
-        self._tab("tab-table")
-
-    def action_show_chart_tab(self) -> None:
-        self._tab("tab-chart")
-
-    def action_show_sql_tab(self) -> None:
-        self._tab("tab-sql")
-
-    def action_chart_kind(self) -> None:
-        self.results.change_chart("kind")
-
-    def action_chart_x(self) -> None:
-        self.results.change_chart("x")
-
-    def action_chart_y(self) -> None:
-        self.results.change_chart("y")
 
     async def action_quit(self) -> None:
         self.conversation.cancel_turn()
@@ -470,6 +417,10 @@ class AstroApp(App[int]):
 
         gc.unfreeze()  # what start-up left behind is collectable again at exit
         self.session.close()
+
+
+for _name in PASSED_ON:
+    setattr(AstroApp, f"action_{_name}", passing_on(_name))
 
 
 def run_app(session: Session) -> int:

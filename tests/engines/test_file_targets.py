@@ -187,18 +187,25 @@ def test_file_tables_get_names_a_user_can_type_and_describe_files_as_given(
     """Issue 37: `2024-sales.csv` was `t_2024_sales`, `select.csv` was `select` (unusable unquoted),
     and a glob's per-file tables were described by absolute paths where a single file is not."""
     monkeypatch.chdir(tmp_path)
-    for name, header in (("2024-sales.csv", "a"), ("select.csv", "a"), ("Order Lines.csv", "a")):
+    for name, header in (
+        ("2024-sales.csv", "a"),
+        ("select.csv", "a"),
+        ("Order Lines.csv", "a"),
+        ("map.csv", "a"),
+    ):
         (tmp_path / name).write_text(f"{header}\n1\n", encoding="utf-8")
     mixed = tmp_path / "mixed"
     mixed.mkdir()
     (mixed / "one.csv").write_text("a,b\n1,2\n", encoding="utf-8")
     (mixed / "two.csv").write_text("c\n3\n", encoding="utf-8")
-    specs = ["2024-sales.csv", "select.csv", "Order Lines.csv", "mixed/*.csv"]
+    specs = ["2024-sales.csv", "select.csv", "Order Lines.csv", "map.csv", "mixed/*.csv"]
     with Database.open(specs, Settings()) as db:
-        for table in ("sales_2024", "select_", "order_lines", "one", "two"):
+        # `map` is a keyword DuckDB still takes as a table name: kept as it is
+        for table in ("sales_2024", "select_", "order_lines", "map", "one", "two"):
             assert db.execute(f"SELECT count(*) FROM {table}").rows() == [(1,)], table
         described = {table.name: table.comment for table in db.load_catalog().tables}
     assert described == {
+        "map": "from map.csv",
         "one": "from mixed/one.csv",
         "order_lines": "from Order Lines.csv",
         "sales_2024": "from 2024-sales.csv",

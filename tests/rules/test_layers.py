@@ -17,7 +17,7 @@ import astro_tui
 
 PACKAGE = Path(astro_tui.__file__).parent
 LAYERS: tuple[frozenset[str], ...] = (
-    frozenset({"config", "errors", "text", "files", "resources", "patterns", "sizes"}),
+    frozenset({"config", "errors", "text", "files", "resources", "patterns", "sizes", "display"}),
     frozenset({"data"}),
     frozenset({"llm", "catalog"}),
     frozenset({"replay", "agent"}),

@@ -3,8 +3,9 @@
 A marker written by hand on each test drifts: the test starts a subprocess through a helper
 three calls down and nobody adds the mark. So the marks are derived at collection:
 
-- `postgres` / `spark`: the test's fixture closure holds the suite's server fixture, or its
-  code reaches `tests.support.pg_server` / `tests.support.spark_server` directly;
+- `postgres` / `spark`: the test's fixture closure holds the suite's server fixture, its
+  code reaches `tests.support.pg_server` / `tests.support.spark_server` directly, or it runs
+  the engine contract (`engine`, tests/engines/conftest.py) on that engine;
 - `subprocess`: its code (or a fixture's, or a helper's in `tests/`, followed transitively)
   starts another program: `subprocess`, `asyncio`'s subprocess calls, an MCP stdio client,
   a notebook kernel;

@@ -32,7 +32,7 @@ from tests.support.ui import (
     submit,
     wait_until,
 )
-from tests.support.ui_conversation import answer_script
+from tests.support.ui_conversation import TOTAL_SQL, answer_script
 from tests.support.waiting import HANG_GUARD_S
 
 __all__ = ["shop_db"]

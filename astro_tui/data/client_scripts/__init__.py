@@ -14,30 +14,10 @@ then not written.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from astro_tui.data.client_scripts.steps import SQL_SPACE, Step, Unprovable, sql_step
 
-@dataclass(frozen=True, slots=True)
-class Step:
-    """One thing the client does: `sql` sends `text` to the engine (without its `;`); `command`
-    runs `text` as the client's own command (psql's `\\set`, a dot command, `!`, `source`)."""
-
-    kind: str
-    text: str
-
-
-class Unprovable(ValueError):
-    """The client's reading of the file depends on more than the file; the message says on what."""
-
-
-SQL_SPACE = " \t\n\r\f\v"
-"""Whitespace to every client and engine here; other Unicode spaces may be part of a name."""
-
-
-def sql_step(text: str) -> Step:
-    """A statement as sent, compared without its final `;` and the whitespace around it."""
-    text = text.strip(SQL_SPACE)
-    return Step("sql", text[:-1].rstrip(SQL_SPACE) if text.endswith(";") else text)
+__all__ = ["SQL_SPACE", "Step", "Unprovable", "client_steps", "sql_step"]
 
 
 def client_steps(client: str, text: str) -> list[Step]:

@@ -12,7 +12,7 @@ at `\\n`), which is why each pile is compared with the statement astro meant.
 
 from __future__ import annotations
 
-from astro_tui.data.client_scripts import Step, sql_step
+from astro_tui.data.client_scripts.steps import Step, sql_step
 
 _SPACE = " \t\n\v\f\r"  # duckdb::StringUtil::CharacterIsSpace
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from astro_tui.data.client_scripts import SQL_SPACE, Step, Unprovable, sql_step
+from astro_tui.data.client_scripts.steps import SQL_SPACE, Step, Unprovable, sql_step
 
 _VARIABLE_NEXT = re.compile(r"[A-Za-z0-9_'\"{\x80-\U0010ffff]")
 _CREATE = re.compile(r"create\b", re.I)

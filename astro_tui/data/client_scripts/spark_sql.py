@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from astro_tui.data.client_scripts import Step, Unprovable
+from astro_tui.data.client_scripts.steps import Step, Unprovable
 
 _JAVA_TRIM = "".join(chr(c) for c in range(0x21))
 _JAVA_SPLIT = re.compile(r"[ \t\n\x0b\f\r]+")

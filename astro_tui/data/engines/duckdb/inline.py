@@ -54,7 +54,7 @@ from astro_tui.data.engines.duckdb.pool import (
 )
 from astro_tui.data.engines.duckdb.worker import Connection, DatabaseNotOpened
 from astro_tui.data.errors import DataError, GuardError, QueryError
-from astro_tui.data.results import RowSink
+from astro_tui.data.results import RowSink, empty_table
 
 _POLL_S = 0.01
 _PRINTED_ROWS = 4096
@@ -100,7 +100,7 @@ class _Rows:
             self.streamed += part.num_rows
 
     def finish(self) -> None:
-        if self.sink is not None and self.few is None:  # a few rows are printed by the caller
+        if self.sink is not None and self.few is None:  # a few rows are printed whole, after
             self.sink.end()
 
     def discard(self) -> None:
@@ -302,7 +302,7 @@ class InlineRunner:
         truncated, total, ran = bool(header["truncated"]), header["total"], str(header["statement"])
         if sink is None or rows.few is not None:
             return rows.table(), truncated, total, ran, None
-        return rows.schema.empty_table(), truncated, total, ran, rows.streamed
+        return empty_table(rows.schema), truncated, total, ran, rows.streamed
 
     def pids(self) -> list[int]:
         return []

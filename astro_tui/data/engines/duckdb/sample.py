@@ -21,7 +21,6 @@ from astro_tui.data.errors import DataError, one_line
 from astro_tui.resources import resource_dir
 
 
-
 class SampleBuildError(DataError):
     """A build file failed; the message says so and names the file and DuckDB's error."""
 

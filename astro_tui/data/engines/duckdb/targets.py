@@ -124,21 +124,30 @@ def identifier(name: str) -> str:
         cleaned = "_".join(words[lead:] + words[:lead])
     if not cleaned or cleaned[0].isdigit():
         return f"t_{cleaned}".rstrip("_")
-    return f"{cleaned}_" if cleaned in _keywords() else cleaned
+    return f"{cleaned}_" if _refused_as_table(cleaned) else cleaned
+
+
+def _refused_as_table(name: str) -> bool:
+    """Whether DuckDB's own parser refuses `name` as a bare table name (`FROM select`). Only a
+    word its tokenizer calls a keyword is parsed (most file names are not, and asking the parser
+    costs a connection); `map` or `data` are keywords the parser still takes."""
+    import duckdb
+
+    if [kind for _, kind in duckdb.tokenize(name)] != [duckdb.token_type.keyword]:
+        return False
+    return _parser_refuses(name)
 
 
 @cache
-def _keywords() -> frozenset[str]:
-    """The words DuckDB will not take as a bare table name (its reserved and type/function
-    keywords), from DuckDB itself."""
+def _parser_refuses(word: str) -> bool:
     import duckdb
 
     with duckdb.connect() as con:
-        rows = con.execute(
-            "SELECT keyword_name FROM duckdb_keywords() "
-            "WHERE keyword_category IN ('reserved', 'type_function')"
-        ).fetchall()
-    return frozenset(str(row[0]).lower() for row in rows)
+        try:
+            con.extract_statements(f"SELECT {word}.x FROM {word}")
+        except duckdb.ParserException:
+            return True
+    return False
 
 
 def shown_path(target: Target, path: Path) -> str:

@@ -69,7 +69,7 @@ from astro_tui.config import Settings
 from astro_tui.data.cancel import CancelToken
 from astro_tui.data.catalog_model import Catalog
 from astro_tui.data.engines.base import Dialect, Engine, FirstRows
-from astro_tui.data.engines.postgres import catalog, fetch, guard, resolve, scoped
+from astro_tui.data.engines.postgres import catalog, fetch, guard, resolve, scoped, scoped_catalog
 from astro_tui.data.engines.postgres.arrow import normalize
 from astro_tui.data.engines.postgres.errors import (
     SERVER_GONE_STATES,
@@ -523,7 +523,7 @@ class PostgresEngine(Engine):
             # large, its run a millisecond)
             prepared = resolve.prepare_sql(self.server_version)
             if self.scope:
-                prepared += "; " + scoped.prepare_sql()
+                prepared += "; " + scoped_catalog.prepare_sql()
             session.script(f"SET jit = off; SET plan_cache_mode = force_generic_plan; {prepared}")
         except adbc_driver_manager.Error as exc:
             session.close()

@@ -235,9 +235,9 @@ def candidates_call(checked: Checked) -> str:
         *(("c", n) for n in checked.coercions - checked.types),
     ]
     wanted.sort(key=str)
-    kinds = _array([kind for kind, _ in wanted])
-    schemas = _array([schema for _, (schema, _) in wanted])
-    names = _array([name for _, (_, name) in wanted])
+    kinds = text_array([kind for kind, _ in wanted])
+    schemas = text_array([schema for _, (schema, _) in wanted])
+    names = text_array([name for _, (_, name) in wanted])
     return f"EXECUTE astro_candidates({kinds}, {schemas}, {names})"
 
 
@@ -296,7 +296,7 @@ def _atomic(server_version: int) -> str:
     return "p.prosqlbody IS NOT NULL" if server_version >= 140000 else "false"
 
 
-def _array(texts: list[str | None]) -> str:
+def text_array(texts: list[str | None]) -> str:
     """A text[] literal under standard_conforming_strings (every session keeps it on)."""
     items = ", ".join("NULL" if t is None else _PLAIN.literal(t) for t in texts)
     return f"ARRAY[{items}]::text[]"

@@ -55,7 +55,7 @@ from typing import Any
 
 from pglast import parser as pg_parser
 
-from astro_tui.data.engines.base import Dialect
+from astro_tui.data.engines.postgres.scoped_catalog import INVOLVED, call
 from astro_tui.data.errors import GuardError
 from astro_tui.data.input_limits import too_deep
 from astro_tui.data.scope import Scope
@@ -117,7 +117,6 @@ _SELECT_PARTS = frozenset(
     }
 )
 """The parts of a SelectStmt this module judges; any other is refused (a new grammar's part)."""
-_PLAIN = Dialect()
 
 _CATALOG_TYPES = frozenset(
     {
@@ -327,9 +326,9 @@ class ScopeJudge:
         tables hidden through their inheritance tree, and the columns hidden beyond the patterns
         (computed from a hidden column, or hidden in an inheritance parent or partition), as
         `Scope.filter_catalog` takes them; foreign tables and tables with row security too, which
-        statements may not read under a scope. Only those (`_INVOLVED`) are looked at: the
+        statements may not read under a scope. Only those (`scoped_catalog.INVOLVED`) are looked at: the
         patterns alone decide for the rest."""
-        involved = {(str(s), str(n)) for s, n in self._rows(_INVOLVED)}
+        involved = {(str(s), str(n)) for s, n in self._rows(INVOLVED)}
         wanted = [(s, n) for s, n in names if (s, n) in involved]
         found = self.lookup(sorted(set(wanted), key=str)).relations
         views: list[list[str]] = []
@@ -363,7 +362,7 @@ class ScopeJudge:
         found = Found({}, {n: [] for n in functions}, {n: [] for n in types})
         if not (relations or functions or types):
             return found
-        for kind, payload in self._rows(_call(relations, functions, types)):
+        for kind, payload in self._rows(call(relations, functions, types)):
             row = json.loads(str(payload))
             if kind == "r":
                 (
@@ -830,9 +829,8 @@ def _judge_type(name: Name, found: list[tuple[str, str, bool]]) -> None:
         )
 
 
-def _texts(root: Any) -> Iterator[str]:
-    """Every name of a parse tree as the parser decoded it (`U&"…"` too), and string
-    constants (an over-approximation); not the tree's own enum values (`SETOP_NONE`)."""
+def _entries(root: Any) -> Iterator[tuple[str, Any]]:
+    """Every key and value of every object in a parse tree (pglast's JSON), depth first."""
     stack = [root]
     while stack:
         item = stack.pop()
@@ -840,11 +838,15 @@ def _texts(root: Any) -> Iterator[str]:
             stack.extend(item)
         elif isinstance(item, dict):
             for key, value in item.items():
-                if isinstance(value, str):
-                    if key in _NAME_KEYS:
-                        yield value
-                else:
+                yield key, value
+                if isinstance(value, (dict, list)):
                     stack.append(value)
+
+
+def _texts(root: Any) -> Iterator[str]:
+    """Every name of a parse tree as the parser decoded it (`U&"…"` too), and string
+    constants (an over-approximation); not the tree's own enum values (`SETOP_NONE`)."""
+    return (value for key, value in _entries(root) if isinstance(value, str) and key in _NAME_KEYS)
 
 
 def _parse(sql: str) -> dict[str, Any]:
@@ -857,19 +859,12 @@ def _parse(sql: str) -> dict[str, Any]:
 
 
 def _nodes(root: Any) -> Iterator[tuple[str, dict[str, Any]]]:
-    stack = [root]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, list):
-            stack.extend(item)
-            continue
-        if not isinstance(item, dict):
-            continue
-        for key, child in item.items():
-            if isinstance(child, dict) and (key[:1].isupper() or key == "typeName"):
-                yield key, child
-            if isinstance(child, (dict, list)):
-                stack.append(child)
+    """Every node of a parse tree (a key naming a node type, or `typeName`) and its body."""
+    return (
+        (key, child)
+        for key, child in _entries(root)
+        if isinstance(child, dict) and (key[:1].isupper() or key == "typeName")
+    )
 
 
 def _strings(items: list[Any] | None) -> list[str]:
@@ -954,113 +949,3 @@ def _figure(node: Any) -> tuple[str | None, int]:
     if kind in ("A_Const", "BoolExpr", "NullTest", "BooleanTest"):
         return None, 0
     return None, -1
-
-
-def _literal_array(texts: list[str | None], cast: str = "text[]") -> str:
-    items = ", ".join("NULL" if t is None else _PLAIN.literal(t) for t in texts)
-    return f"ARRAY[{items}]::{cast}"
-
-
-def _wanted(first: int) -> str:
-    return f"unnest(${first}::text[], ${first + 1}::text[]) WITH ORDINALITY AS w(nsp, name, n)"
-
-
-def prepare_sql() -> str:
-    """The scope's catalog query as a prepared statement on the guard's session (planning it
-    cost more than running it): relations, functions and types in one round trip, each row
-    tagged with its kind and its values as a JSON array."""
-    parts = []
-    for kind, sql, width, first in (("r", _RELATIONS, 12, 1), ("f", _FUNCTIONS, 5, 3), ("t", _TYPES, 4, 5)):
-        names = ", ".join(f"c{k}" for k in range(width))
-        values = ", ".join(f"q.c{k}" for k in range(width))
-        parts.append(
-            f"SELECT '{kind}'::text, pg_catalog.json_build_array({values})::text "
-            f"FROM ({sql.replace('{wanted}', _wanted(first))}) AS q({names})"
-        )
-    return (
-        "PREPARE astro_scope_names(text[], text[], text[], text[], text[], text[]) AS "
-        + " UNION ALL ".join(parts)
-    )
-
-
-def _call(relations: list[Name], functions: list[Name], types: list[Name]) -> str:
-    arrays = ", ".join(
-        f"{_literal_array([s for s, _ in names])}, {_literal_array([n for _, n in names])}"
-        for names in (relations, functions, types)
-    )
-    return f"EXECUTE astro_scope_names({arrays})"
-
-
-_INVOLVED = """
-SELECT n.nspname::text, c.relname::text FROM pg_catalog.pg_class c
-JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-WHERE c.relkind IN ('v', 'm', 'f') OR c.relrowsecurity
-   OR (c.relkind IN ('r', 'p') AND (c.relhassubclass OR c.relispartition
-       OR c.oid IN (SELECT i.inhrelid FROM pg_catalog.pg_inherits i)
-       OR c.oid IN (SELECT a.attrelid FROM pg_catalog.pg_attribute a WHERE a.attgenerated <> '')))
-"""
-"""The relations whose visibility the patterns alone do not decide: views, foreign tables and
-tables with row security (refused under a scope), and tables with generated columns or in an
-inheritance tree."""
-
-_RELATIONS = """
-WITH w AS MATERIALIZED (SELECT * FROM {wanted}),
-found AS MATERIALIZED (
-  SELECT w.n - 1 AS i, pg_catalog.to_regclass(CASE WHEN w.nsp IS NULL THEN pg_catalog.quote_ident(w.name)
-    ELSE pg_catalog.quote_ident(w.nsp) || '.' || pg_catalog.quote_ident(w.name) END)::pg_catalog.oid AS oid
-  FROM w
-)
-SELECT f.i, c.oid::int8, n.nspname::text, c.relname::text, c.relkind::text, c.relrowsecurity,
-  ARRAY(SELECT a.attname::text FROM pg_catalog.pg_attribute a
-        WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum),
-  dep.generated, dep.sources, tree.nsps, tree.rels,
-  CASE WHEN c.relkind IN ('v', 'm') THEN pg_catalog.pg_get_viewdef(c.oid) END
-FROM found f
-JOIN pg_catalog.pg_class c ON c.oid = f.oid
-JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-CROSS JOIN LATERAL (
-  SELECT pg_catalog.array_agg(g.attname::text ORDER BY g.attnum, s.attnum) AS generated,
-         pg_catalog.array_agg(s.attname::text ORDER BY g.attnum, s.attnum) AS sources
-  FROM pg_catalog.pg_attrdef ad
-  JOIN pg_catalog.pg_depend d ON d.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass
-    AND d.objid = ad.oid AND d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass
-    AND d.refobjid = c.oid AND d.refobjsubid > 0 AND d.refobjsubid <> ad.adnum
-  JOIN pg_catalog.pg_attribute g ON g.attrelid = c.oid AND g.attnum = ad.adnum AND g.attgenerated <> ''
-  JOIN pg_catalog.pg_attribute s ON s.attrelid = c.oid AND s.attnum = d.refobjsubid
-  WHERE ad.adrelid = c.oid
-) dep
-CROSS JOIN LATERAL (
-  WITH RECURSIVE up(r) AS (
-    SELECT c.oid UNION SELECT i.inhparent FROM pg_catalog.pg_inherits i JOIN up ON i.inhrelid = up.r),
-  down(r) AS (
-    SELECT c.oid UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN down ON i.inhparent = down.r)
-  SELECT pg_catalog.array_agg(x.nspname::text ORDER BY k.oid) AS nsps,
-         pg_catalog.array_agg(k.relname::text ORDER BY k.oid) AS rels
-  FROM (SELECT r FROM up UNION SELECT r FROM down) m
-  JOIN pg_catalog.pg_class k ON k.oid = m.r JOIN pg_catalog.pg_namespace x ON x.oid = k.relnamespace
-) tree
-"""
-
-
-_FUNCTIONS = """
-SELECT w.n - 1, n.nspname::text, p.proname::text, p.oid < 16384,
-  ARRAY(SELECT t.typname::text FROM pg_catalog.pg_type t
-        WHERE t.oid = ANY (p.proargtypes::pg_catalog.oid[] || p.prorettype
-                           || coalesce(p.proallargtypes, ARRAY[]::pg_catalog.oid[])))
-FROM {wanted}
-JOIN pg_catalog.pg_namespace n ON CASE WHEN w.nsp IS NULL
-  THEN n.nspname = ANY (pg_catalog.current_schemas(true)) ELSE n.nspname = w.nsp::pg_catalog.name END
-JOIN pg_catalog.pg_proc p ON p.pronamespace = n.oid AND p.proname = w.name::pg_catalog.name
-"""
-
-
-_TYPES = """
-SELECT w.n - 1, n.nspname::text, t.typname::text,
-  EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.relkind <> 'c'
-          AND c.oid IN (t.typrelid, (SELECT e.typrelid FROM pg_catalog.pg_type e WHERE e.oid = t.typelem),
-                        (SELECT b.typrelid FROM pg_catalog.pg_type b WHERE b.oid = t.typbasetype)))
-FROM {wanted}
-JOIN pg_catalog.pg_namespace n ON CASE WHEN w.nsp IS NULL
-  THEN n.nspname = ANY (pg_catalog.current_schemas(true)) ELSE n.nspname = w.nsp::pg_catalog.name END
-JOIN pg_catalog.pg_type t ON t.typnamespace = n.oid AND t.typname = w.name::pg_catalog.name
-"""

@@ -12,8 +12,8 @@ import pytest
 
 import astro_tui
 from astro_tui.errors import AstroError
-from tests.fake_openai import FakeOpenAI, error
-from tests.test_ui_support import shop_db
+from tests.support.fake_openai import FakeOpenAI, error
+from tests.support.ui import shop_db
 
 __all__ = ["shop_db"]
 
@@ -39,7 +39,6 @@ def test_the_public_names_are_the_whole_surface() -> None:
         astro_tui.Nope  # noqa: B018
 
 
-@pytest.mark.subprocess
 def test_importing_the_package_imports_none_of_its_names() -> None:
     """`astro sql` imports the package first: its public names cost nothing until used."""
     code = "import sys, astro_tui; print(sorted(m for m in sys.modules if m.startswith('astro_tui')))"

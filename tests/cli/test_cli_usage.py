@@ -20,9 +20,9 @@ from astro_tui.cli import _DefaultGroup, main
 from astro_tui.data.database import Database
 from astro_tui.headless.ask import run_ask
 from astro_tui.session import Session
-from tests.fake_openai import FakeOpenAI, stall, text_reply
-from tests.test_ask import _Terminal, warehouse
-from tests.waiting import HANG_GUARD_S, wait_for
+from tests.cli.test_ask import _Terminal, warehouse
+from tests.support.fake_openai import FakeOpenAI, stall, text_reply
+from tests.support.waiting import HANG_GUARD_S, wait_for
 
 __all__ = ["warehouse"]
 
@@ -111,7 +111,6 @@ async def test_ask_says_whom_it_waits_for_until_the_first_word(
     assert "waiting" not in piped.getvalue() and "\r" not in piped.getvalue()
 
 
-@pytest.mark.subprocess
 def test_ctrl_c_while_ask_waits_ends_with_a_line(fake_openai: FakeOpenAI, sample_path: Path) -> None:
     fake_openai.script(stall(seconds=HANG_GUARD_S))
     settings = fake_openai.settings()
