@@ -10,7 +10,7 @@ import pytest
 import astro_tui
 from astro_tui.config import Settings
 from astro_tui.session.export import ExportError
-from tests.test_ui_support import REVENUE_SQL, shop_db
+from tests.support.ui import REVENUE_SQL, shop_db
 
 __all__ = ["shop_db"]
 

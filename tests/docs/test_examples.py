@@ -38,7 +38,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support import ROOT
+
 PAGES = sorted(
     [
         ROOT / "README.md",
