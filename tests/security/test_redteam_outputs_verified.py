@@ -1,0 +1,124 @@
+"""Red team (issue 34): `verified` must be true only when every number in the answer is traced to
+a cell. Each test here is a typed number that comes back `verified: true` today."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from astro_tui.agent.context_notes import ContextNotes
+from astro_tui.agent.events import Answer
+from astro_tui.agent.registry import ToolRegistry
+from astro_tui.agent.tools import build_registry
+from astro_tui.agent.tools.context import ToolContext
+from astro_tui.agent.workspace import Workspace
+from astro_tui.catalog.introspect import load_catalog
+from astro_tui.config import Settings
+from astro_tui.data.database import Database
+from astro_tui.agent.events import AgentEvent
+from astro_tui.agent.loop import Agent
+from tests.support.fake_openai import FakeOpenAI, text_reply, text_tool_call_reply
+from tests.support.agent import build_shop, call
+
+BY_CITY = "SELECT city, count(*) AS n FROM sales.customers GROUP BY city ORDER BY city"
+
+
+def prose_agent(fake: FakeOpenAI, db: Database, state: Path) -> Agent:
+    settings = fake.settings(tool_protocol="text", max_reasks=0)
+    return Agent(db, load_catalog(db), settings, state_dir=state)
+
+
+async def collect(agent: Agent, question: str) -> list[AgentEvent]:
+    return [event async for event in agent.run(question)]
+
+
+def answer_of(events: list[AgentEvent]) -> Answer:
+    return next(e for e in events if isinstance(e, Answer))
+
+
+@pytest.fixture
+def shop_db(tmp_path: Path) -> Iterator[Database]:
+    db = Database.open([str(build_shop(tmp_path / "shop.duckdb"))], Settings())
+    yield db
+    db.close()
+
+
+@pytest.fixture
+def registry(shop_db: Database, tmp_path: Path) -> ToolRegistry:
+    ctx = ToolContext(
+        shop_db, load_catalog(shop_db), shop_db.settings, Workspace(), ContextNotes(tmp_path / "s", shop_db.key)
+    )
+    return build_registry(ctx)
+
+
+TYPED_42 = [
+    "{{ '4' + '2' }}",  # string concatenation with +, from literals alone
+    "{{ n.value * 0 + 42 }}",  # a cell multiplied away, the literal added
+    "{{ n.value|string|replace(n.value|string, '42') }}",  # the cell replaced by typed text
+    "{{ 'x42'[1:] }}",  # a slice of a literal
+    "{{ ['4', '2']|join }}",  # join of literals
+    "{{ '42'.strip() }}",  # a string method over a literal ('42'|trim is caught)
+    "{% set x = '4' + '2' %}{{ x }}",
+]
+
+
+@pytest.mark.parametrize("expr", TYPED_42)
+async def test_a_typed_42_built_in_the_template_is_not_verified(registry: ToolRegistry, expr: str) -> None:
+    inputs = {"n": "SELECT count(*) AS n FROM sales.orders"}
+    template = "{{ n.value }} orders, " + expr + " shipped."
+    answer = (await call(registry, "submit_result", inputs=inputs, template=template)).value
+    assert isinstance(answer, Answer)
+    assert "42 shipped" in answer.text
+    assert answer.verified is False, f"{template!r} rendered {answer.text!r} as verified"
+
+
+@pytest.mark.parametrize(
+    ("expr", "shown"),
+    [
+        ("{{ [1, 2]|sum }}", "3"),  # computed from literals alone (the docstring says: reported)
+        ("{{ 'abcd'|length }}", "4"),  # a number built from a typed word
+        ("{{ 'one two three'|wordcount }}", "3"),
+        ("{{ range(5)|list|length }}", "5"),
+    ],
+)
+async def test_a_number_computed_from_literals_alone_is_not_verified(
+    registry: ToolRegistry, expr: str, shown: str
+) -> None:
+    inputs = {"n": "SELECT count(*) AS n FROM sales.orders"}
+    answer = (await call(registry, "submit_result", inputs=inputs, template=f"{{{{ n.value }}}} and {expr}")).value
+    assert isinstance(answer, Answer)
+    assert answer.text.endswith(f" and {shown}")
+    assert answer.verified is False, f"{expr!r} -> {shown} shown as verified"
+
+
+async def test_a_plain_text_answer_with_numbers_swapped_between_rows_is_not_verified(
+    fake_openai: FakeOpenAI, shop_db: Database, tmp_path: Path
+) -> None:
+    """BY_CITY returns Berlin 2, Paris 1. The model swaps them: each number still matches exactly
+    one cell by value (not the cell of the row it is written beside), so the false sentence is
+    shown as verified with each number 'traced'."""
+    fake_openai.script(
+        text_tool_call_reply([("run_sql", {"sql": BY_CITY})]),
+        text_reply("Paris has 2 customers and Berlin has 1."),
+    )
+    events = await collect(prose_agent(fake_openai, shop_db, tmp_path / "state"), "customers per city?")
+    answer = answer_of(events)
+    assert answer.text == "Paris has 2 customers and Berlin has 1."
+    assert answer.verified is False, [(s.text, s.sources[0].row) for s in answer.provenance]
+
+
+async def test_a_plain_text_count_of_rows_is_not_traced_to_an_unrelated_cell(
+    fake_openai: FakeOpenAI, shop_db: Database, tmp_path: Path
+) -> None:
+    """The model counts the rows itself ('2 cities') and gets it from no cell; the 2 is matched to
+    Berlin's customer count and shown as verified."""
+    fake_openai.script(
+        text_tool_call_reply([("run_sql", {"sql": BY_CITY})]),
+        text_reply("Customers live in 2 cities: Berlin and Paris."),
+    )
+    events = await collect(prose_agent(fake_openai, shop_db, tmp_path / "state"), "how many cities?")
+    answer = answer_of(events)
+    sources = [(s.text, s.sources[0].row, s.sources[0].column) for s in answer.provenance]
+    assert not (answer.verified and ("2", 0, "n") in sources), sources
