@@ -122,3 +122,40 @@ async def test_a_plain_text_count_of_rows_is_not_traced_to_an_unrelated_cell(
     answer = answer_of(events)
     sources = [(s.text, s.sources[0].row, s.sources[0].column) for s in answer.provenance]
     assert not (answer.verified and ("2", 0, "n") in sources), sources
+
+
+async def test_a_plain_text_answer_with_a_number_in_words_is_not_verified(
+    fake_openai: FakeOpenAI, shop_db: Database, tmp_path: Path
+) -> None:
+    """Berlin has 2 customers; the model writes 'five'. The text cites the cell 'Berlin' and holds
+    no digit, so the wrong number is shown as a verified answer."""
+    fake_openai.script(
+        text_tool_call_reply([("run_sql", {"sql": BY_CITY})]),
+        text_reply("Berlin has five customers."),
+    )
+    events = await collect(prose_agent(fake_openai, shop_db, tmp_path / "state"), "customers in Berlin?")
+    answer = answer_of(events)
+    assert answer.text == "Berlin has five customers."
+    assert answer.verified is False
+
+
+async def test_a_count_cell_is_not_verified_as_a_percentage(
+    fake_openai: FakeOpenAI, shop_db: Database, tmp_path: Path
+) -> None:
+    """Berlin's customer count is 2; '2%' is matched to it (the cell itself, not the cell times 100),
+    so a count shown as a share is verified."""
+    fake_openai.script(
+        text_tool_call_reply([("run_sql", {"sql": BY_CITY})]),
+        text_reply("Only 2% of customers live in Berlin."),
+    )
+    events = await collect(prose_agent(fake_openai, shop_db, tmp_path / "state"), "share in Berlin?")
+    answer = answer_of(events)
+    assert answer.verified is False, [(s.text, s.value) for s in answer.provenance]
+
+
+async def test_a_template_number_in_words_is_not_verified(registry: ToolRegistry) -> None:
+    inputs = {"n": "SELECT count(*) AS n FROM sales.orders"}
+    template = "{{ n.value }} orders, of which forty-two shipped."
+    answer = (await call(registry, "submit_result", inputs=inputs, template=template)).value
+    assert isinstance(answer, Answer)
+    assert answer.verified is False, answer.text
