@@ -159,3 +159,21 @@ async def test_a_template_number_in_words_is_not_verified(registry: ToolRegistry
     answer = (await call(registry, "submit_result", inputs=inputs, template=template)).value
     assert isinstance(answer, Answer)
     assert answer.verified is False, answer.text
+
+
+async def test_a_plain_text_answer_citing_a_cell_does_not_end_the_turn_in_an_internal_error(
+    fake_openai: FakeOpenAI, shop_db: Database, tmp_path: Path
+) -> None:
+    """On main `traced_answer` and `result_answer` pass `verified=` to `Answer`, whose `verified` is
+    now a property: every plain-text answer that cites a cell (the small-model path) ends the turn
+    with "internal error: TypeError ...". (tests/test_local_models.py, which covers this path, no
+    longer imports: `tests.fake_openai` moved to tests/support.) The tests above that use
+    `prose_agent` also fail on this first; with it fixed they fail on `verified`."""
+    fake_openai.script(
+        text_tool_call_reply([("run_sql", {"sql": BY_CITY})]),
+        text_reply("Berlin has 2 customers and Paris has 1."),
+    )
+    events = await collect(prose_agent(fake_openai, shop_db, tmp_path / "state"), "customers per city?")
+    errors = [e for e in events if type(e).__name__ == "ErrorEvent"]
+    assert not errors, errors
+    assert answer_of(events).text == "Berlin has 2 customers and Paris has 1."
