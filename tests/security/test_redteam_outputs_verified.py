@@ -177,3 +177,27 @@ async def test_a_plain_text_answer_citing_a_cell_does_not_end_the_turn_in_an_int
     errors = [e for e in events if type(e).__name__ == "ErrorEvent"]
     assert not errors, errors
     assert answer_of(events).text == "Berlin has 2 customers and Paris has 1."
+
+
+@pytest.mark.parametrize(
+    "typed",
+    [
+        "$42M in revenue",  # a unit or scale glued to the digits counts as a label (like Q3)
+        "42k customers",
+        "3x growth",
+        "42kg shipped",
+        "1e6 visits",
+        "½ of them late",  # digits that are not \d
+        "④② late",
+        "1999 late",  # any number from 1900 to 2100 written alone is taken for a year
+        "12:30 hours late",  # a clock time
+    ],
+)
+async def test_a_typed_number_the_label_rules_let_through_is_not_verified(
+    registry: ToolRegistry, typed: str
+) -> None:
+    inputs = {"n": "SELECT count(*) AS n FROM sales.orders"}
+    template = "{{ n.value }} orders, " + typed + "."
+    answer = (await call(registry, "submit_result", inputs=inputs, template=template)).value
+    assert isinstance(answer, Answer)
+    assert answer.verified is False, answer.text
