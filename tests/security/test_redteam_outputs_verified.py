@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from astro_tui.agent.context_notes import ContextNotes
-from astro_tui.agent.events import Answer
+from astro_tui.agent.events import AgentEvent, Answer
+from astro_tui.agent.loop import Agent
 from astro_tui.agent.registry import ToolRegistry
 from astro_tui.agent.tools import build_registry
 from astro_tui.agent.tools.context import ToolContext
@@ -17,10 +18,8 @@ from astro_tui.agent.workspace import Workspace
 from astro_tui.catalog.introspect import load_catalog
 from astro_tui.config import Settings
 from astro_tui.data.database import Database
-from astro_tui.agent.events import AgentEvent
-from astro_tui.agent.loop import Agent
-from tests.support.fake_openai import FakeOpenAI, text_reply, text_tool_call_reply
 from tests.support.agent import build_shop, call
+from tests.support.fake_openai import FakeOpenAI, text_reply, text_tool_call_reply
 
 BY_CITY = "SELECT city, count(*) AS n FROM sales.customers GROUP BY city ORDER BY city"
 
@@ -48,7 +47,11 @@ def shop_db(tmp_path: Path) -> Iterator[Database]:
 @pytest.fixture
 def registry(shop_db: Database, tmp_path: Path) -> ToolRegistry:
     ctx = ToolContext(
-        shop_db, load_catalog(shop_db), shop_db.settings, Workspace(), ContextNotes(tmp_path / "s", shop_db.key)
+        shop_db,
+        load_catalog(shop_db),
+        shop_db.settings,
+        Workspace(),
+        ContextNotes(tmp_path / "s", shop_db.key),
     )
     return build_registry(ctx)
 
@@ -87,7 +90,9 @@ async def test_a_number_computed_from_literals_alone_is_not_verified(
     registry: ToolRegistry, expr: str, shown: str
 ) -> None:
     inputs = {"n": "SELECT count(*) AS n FROM sales.orders"}
-    answer = (await call(registry, "submit_result", inputs=inputs, template=f"{{{{ n.value }}}} and {expr}")).value
+    answer = (
+        await call(registry, "submit_result", inputs=inputs, template=f"{{{{ n.value }}}} and {expr}")
+    ).value
     assert isinstance(answer, Answer)
     assert answer.text.endswith(f" and {shown}")
     assert answer.verified is False, f"{expr!r} -> {shown} shown as verified"
