@@ -64,6 +64,17 @@ TYPED_42 = [
     "{{ ['4', '2']|join }}",  # join of literals
     "{{ '42'.strip() }}",  # a string method over a literal ('42'|trim is caught)
     "{% set x = '4' + '2' %}{{ x }}",
+    "{{ [42]|first }}",  # a literal inside a container: every indirection loses it
+    "{{ {'a': 42}.a }}",
+    "{{ ('a', 42)[1] }}",
+    "{{ [40, 2]|sum }}",
+    "{{ n.value and 42 }}",  # `and`/`or` print their last operand
+    "{{ 0 or 42 }}",
+    "{{ (n.value, 42)|last }}",
+    "{{ n.missing|default(42) }}",  # a filter argument printed
+    "{% for x in [4, 2] %}{{ x }}{% endfor %}",
+    "{% for x in range(42) %}{% if loop.last %}{{ loop.index }}{% endif %}{% endfor %}",
+    "{{ 'x42'|replace('x', '') }}",
 ]
 
 
