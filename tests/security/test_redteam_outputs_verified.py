@@ -217,3 +217,29 @@ async def test_a_typed_number_the_label_rules_let_through_is_not_verified(
     answer = (await call(registry, "submit_result", inputs=inputs, template=template)).value
     assert isinstance(answer, Answer)
     assert answer.verified is False, answer.text
+
+
+async def test_a_number_typed_into_a_column_alias_and_printed_is_not_verified(registry: ToolRegistry) -> None:
+    """A column name is the model's own text (an SQL alias), not a cell: printed through
+    `.columns` (or a row printed whole), its 42 is shown as verified."""
+    inputs = {"n": 'SELECT count(*) AS "orders, 42 of them late" FROM sales.orders'}
+    template = "{{ n.value }} {{ n.columns[0] }}."
+    answer = (await call(registry, "submit_result", inputs=inputs, template=template)).value
+    assert isinstance(answer, Answer)
+    assert answer.text == "100 orders, 42 of them late."
+    assert answer.verified is False, answer.text
+
+
+def test_the_small_profile_result_answer_does_not_verify_a_number_in_the_alias() -> None:
+    """`result_answer` (the small profile's answer: the query's single value) writes
+    '<column name>: <value>' and calls it verified; the column name is the model's alias."""
+    import duckdb
+
+    from astro_tui.agent.text_answer import result_answer
+    from astro_tui.data.results import QueryResult
+
+    sql = 'SELECT 100 AS "Late orders: 42, all orders"'
+    result = QueryResult(sql, duckdb.connect().sql(sql).to_arrow_table(), False, 1.0)
+    answer = result_answer("df_1", result)  # on main this raises TypeError first (verified=)
+    assert "42" in answer.text
+    assert answer.verified is False, answer.text
