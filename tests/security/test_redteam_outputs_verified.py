@@ -243,3 +243,27 @@ def test_the_small_profile_result_answer_does_not_verify_a_number_in_the_alias()
     answer = result_answer("df_1", result)  # on main this raises TypeError first (verified=)
     assert "42" in answer.text
     assert answer.verified is False, answer.text
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "{% for r in big.rows %}{% if loop.last %}{{ loop.index }}{% endif %}{% endfor %} rows",
+        "{% for r in big.rows %}{{ loop.index if loop.last }}{% endfor %} rows",
+    ],
+)
+def test_the_last_loop_index_over_a_cut_result_is_refused_like_its_length(template: str) -> None:
+    """`loop.length` and `|length` over rows the row cap cut are refused (count it in SQL); the
+    last `loop.index` is the same count and renders as a verified '50 rows' of a longer result."""
+    import duckdb
+
+    from astro_tui.agent.templates import TemplateError, render
+    from astro_tui.data.results import QueryResult
+
+    sql = "SELECT range AS i FROM range(50)"
+    cut = QueryResult(sql, duckdb.connect().sql(sql).to_arrow_table(), True, 1.0)  # truncated by the cap
+    with pytest.raises(TemplateError):
+        render("{% for r in big.rows %}{{ loop.length if loop.last }}{% endfor %}", {"big": cut})
+    with pytest.raises(TemplateError):
+        rendered = render(template, {"big": cut})
+        print(rendered.text, rendered.unverified_numbers)
