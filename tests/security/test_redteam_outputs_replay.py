@@ -11,8 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import astro_tui
-from astro_tui.replay.model import ReplayError, load_replay
+from astro_tui.agent.provenance import Source, Span
+from astro_tui.replay.model import Quoted, Replay, ReplayAnswer, ReplayError, load_replay
 from astro_tui.replay.notebook import notebook_text
 from astro_tui.replay.sql_script import script_text
 from tests.support.agent import build_shop
@@ -83,3 +86,37 @@ def test_a_hand_edited_query_is_not_written_into_a_notebook_unjudged(
     assert not any(hostile in ast.literal_eval(s.split("= read(", 1)[1].rsplit(")", 1)[0]) for s in reads), (
         "the notebook reads an unjudged statement"
     )
+
+
+@pytest.mark.parametrize(
+    ("client", "sql"),
+    [
+        # psql: one statement, so its reader finds exactly the "guarded" statement; COPY TO is
+        # allowed in the script's READ ONLY session and TO PROGRAM runs on the server.
+        (
+            {"engine": "postgresql", "url": "postgresql://h/db"},
+            "COPY (SELECT 1 AS n) TO PROGRAM 'touch /tmp/pwned'",
+        ),
+        (
+            {"engine": "postgresql", "url": "postgresql://h/db"},
+            "SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE",
+        ),
+        ({"engine": "spark", "url": "sc://h:15002"}, "DROP TABLE lib.books"),
+        (
+            {"engine": "duckdb", "files": [{"name": "lib", "kind": "duckdb", "paths": ["/x.duckdb"]}]},
+            "ATTACH '/x.duckdb' AS w; DELETE FROM w.main.books",
+        ),
+    ],
+)
+def test_the_writer_refuses_a_saved_query_no_guard_would_run(client: dict, sql: str) -> None:
+    """A conversation file is hostile (SECURITY.md); the script writer takes its queries as judged
+    and proves only that the client reads them as written."""
+    source = Source(input="count", sql=sql, row=0, column="n", value=1)
+    span = Span(10, 11, "1", 1, False, (source,))
+    quoted = Quoted("A1 books", "1", 1, False, (source,), 0)
+    answer = ReplayAnswer(
+        1, "q", "t", "result", "There are 1 books.", True, {"count": sql}, None, (span,), (quoted,)
+    )
+    replay = Replay("c-x", Path("c.jsonl"), "", "books", client, (answer,))
+    with pytest.raises(ReplayError):
+        script_text(replay, "x.sql")
