@@ -267,3 +267,22 @@ def test_the_last_loop_index_over_a_cut_result_is_refused_like_its_length(templa
     with pytest.raises(TemplateError):
         rendered = render(template, {"big": cut})
         print(rendered.text, rendered.unverified_numbers)
+
+
+@pytest.mark.parametrize(
+    ("template", "reads"),
+    [
+        ("{{ n.value }}{{ n.value }} orders.", "100100 orders."),  # two traced cells, one number
+        ("{{ n.value }},{{ n.value }} orders.", "100,100 orders."),  # reads as 100100
+        ("{{ n.value }}.{{ n.value }} orders.", "100.100 orders."),
+        ("{{ n.value }}<!-- -->{{ n.value }} orders.", "100<!-- -->100 orders."),  # Markdown hides it
+    ],
+)
+async def test_adjacent_traced_values_do_not_make_a_verified_number_no_cell_holds(
+    registry: ToolRegistry, template: str, reads: str
+) -> None:
+    inputs = {"n": "SELECT count(*) AS n FROM sales.orders"}
+    answer = (await call(registry, "submit_result", inputs=inputs, template=template)).value
+    assert isinstance(answer, Answer)
+    assert answer.text == reads
+    assert answer.verified is False, (answer.text, [s.text for s in answer.provenance])
