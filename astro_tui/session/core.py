@@ -52,6 +52,7 @@ import shutil
 import tempfile
 import threading
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -628,13 +629,50 @@ class Session:
         return load_replay(self.state_dir, os.fspath(conversation) if conversation is not None else None)
 
     def write_replay(
-        self, replay: Replay, fmt: str, path: str | os.PathLike[str] | None = None, *, overwrite: bool = False
+        self,
+        replay: Replay,
+        fmt: str,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        overwrite: bool = False,
+        targets: Sequence[str] = (),
     ) -> Path:
-        """Write a replay as an ipynb, marimo or SQL file; raises ReplayError."""
-        from astro_tui.replay import write_replay
+        """Write a replay as an ipynb, marimo or SQL file; raises ReplayError, and then writes
+        nothing. The conversation is hostile: every statement the file holds is judged first by
+        the guard of the data it will run on — this session's, when it is open on the data the
+        conversation names, else that data (or `targets`) opened for it, as `--check` does — and
+        the file connects to exactly the data judged, never to one the conversation names."""
+        from astro_tui.replay import ReplayError, write_replay
 
         chosen = Path(os.fspath(path)).expanduser() if path is not None else None
-        return write_replay(replay, fmt, chosen, overwrite=overwrite)
+        own = self.db is not None and not targets and self.db.client_info == replay.client
+        judging = (
+            self
+            if own
+            else Session.for_replay(replay, self.settings, state_dir=self.state_dir, targets=targets)
+        )
+        try:
+            db = judging.database()
+            judging._ready()
+            client = db.client_info
+            if client is None:
+                raise ReplayError(f"{db.label}: no client outside astro reaches this data; nothing written")
+            return write_replay(
+                replace(replay, client=client),
+                fmt,
+                chosen,
+                overwrite=overwrite,
+                judge=lambda sql: db.execute(sql, row_cap=1),
+            )
+        except ReplayError:
+            raise
+        except AstroError as exc:
+            raise ReplayError(
+                f"cannot judge conversation {replay.id}'s queries ({one_line(exc, 160)}); nothing written"
+            ) from None
+        finally:
+            if judging is not self:
+                judging.close()
 
     @classmethod
     def for_replay(
