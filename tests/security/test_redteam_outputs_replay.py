@@ -120,3 +120,61 @@ def test_the_writer_refuses_a_saved_query_no_guard_would_run(client: dict, sql: 
     replay = Replay("c-x", Path("c.jsonl"), "", "books", client, (answer,))
     with pytest.raises(ReplayError):
         script_text(replay, "x.sql")
+
+
+@pytest.mark.parametrize("fmt", ["sql", "ipynb", "marimo"])
+def test_a_replay_is_judged_by_the_guard_of_its_data_before_anything_is_written(
+    tmp_path: Path, fake_openai: FakeOpenAI, fmt: str
+) -> None:
+    """Through the session (what `astro replay` and `/replay` call): the edited query is refused by
+    DuckDB's guard in one line and no file appears; the same conversation unedited is written."""
+    marker = tmp_path / "pwned.csv"
+    hostile = f"SELECT count(*) AS n FROM sales.orders; COPY (SELECT 'owned' AS x) TO '{marker}'"
+    shared = _edited_conversation(tmp_path, fake_openai, hostile)
+    out = tmp_path / f"r.{fmt}"
+    with astro_tui.Session([], fake_openai.settings(), state_dir=tmp_path / "state") as session:
+        replay = session.load_replay(shared)
+        with pytest.raises(ReplayError) as refused:
+            session.write_replay(replay, fmt, out)
+        message = str(refused.value)
+        assert "\n" not in message and "A1 n: the guard refuses" in message and "nothing written" in message
+        assert not out.exists() and not marker.exists()
+        clean = session.load_replay(tmp_path / "state" / "conversations" / f"{replay.path.stem}.jsonl")
+        written = session.write_replay(clean, fmt, out)
+    assert SQL in written.read_text(encoding="utf-8") and not marker.exists()
+
+
+def test_the_cli_refuses_a_replay_whose_data_cannot_be_opened(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    """No guard, no file: a conversation whose DuckDB file is gone is refused in one line, exit 2."""
+    from click.testing import CliRunner
+
+    from astro_tui.cli import main
+
+    shared = _edited_conversation(tmp_path, fake_openai, SQL)
+    (tmp_path / "shop.duckdb").unlink()
+    out = tmp_path / "r.sql"
+    result = CliRunner().invoke(main, ["replay", str(shared), "--to", "sql", "-o", str(out)])
+    assert result.exit_code == 2 and not out.exists(), result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "nothing written" in result.stderr
+
+
+def test_the_written_file_connects_to_the_data_judged_not_the_one_the_file_names(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    """A conversation naming other data (a hostile server, a file elsewhere) is judged and written
+    against the data the person names: the file reaches exactly that."""
+    shared = _edited_conversation(tmp_path, fake_openai, SQL)
+    named = tmp_path / "mine.duckdb"
+    shutil.copy(tmp_path / "shop.duckdb", named)
+    text = shared.read_text(encoding="utf-8").replace(
+        json.dumps(str(tmp_path / "shop.duckdb"))[1:-1], "/elsewhere/attacker.duckdb"
+    )
+    assert "/elsewhere/attacker.duckdb" in text
+    shared.write_text(text, encoding="utf-8")
+    with astro_tui.Session([], fake_openai.settings(), state_dir=tmp_path / "state") as session:
+        replay = session.load_replay(shared)
+        written = session.write_replay(replay, "sql", tmp_path / "r.sql", targets=[str(named)])
+    script = written.read_text(encoding="utf-8")
+    assert str(named) in script and "attacker" not in script
