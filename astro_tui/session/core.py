@@ -658,7 +658,7 @@ class Session:
             if client is None:
                 raise ReplayError(f"{db.label}: no client outside astro reaches this data; nothing written")
             return write_replay(
-                replace(replay, client=client),
+                replace(replay, client=client, label=db.label),
                 fmt,
                 chosen,
                 overwrite=overwrite,

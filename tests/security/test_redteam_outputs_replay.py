@@ -139,7 +139,7 @@ def test_a_replay_is_judged_by_the_guard_of_its_data_before_anything_is_written(
         message = str(refused.value)
         assert "\n" not in message and "A1 n: the guard refuses" in message and "nothing written" in message
         assert not out.exists() and not marker.exists()
-        clean = session.load_replay(tmp_path / "state" / "conversations" / f"{replay.path.stem}.jsonl")
+        clean = session.load_replay(replay.id)
         written = session.write_replay(clean, fmt, out)
     assert SQL in written.read_text(encoding="utf-8") and not marker.exists()
 
