@@ -678,8 +678,28 @@ class Session:
     def for_replay(
         cls, replay: Replay, settings: Settings, *, state_dir: Path, targets: Sequence[str] = ()
     ) -> Session:
-        """A session on the data a conversation used (or on `targets`), to check its numbers."""
-        return cls(list(targets) or list(replay.code().targets), settings, state_dir=state_dir)
+        """A session on the data a conversation used (or on `targets`), to check or write it.
+
+        A server the conversation names is reached only when astro saved it in its own state
+        folder (the person's session opened it): a file from elsewhere could name an attacker's
+        host, where the client would send PGPASSWORD or a token; then the person names the data.
+        """
+        from astro_tui.replay import ReplayError
+
+        if targets:
+            return cls(list(targets), settings, state_dir=state_dir)
+        code = replay.code()
+        here = (state_dir / "conversations").resolve()
+        if (
+            isinstance(replay.client, dict)
+            and "url" in replay.client
+            and replay.path.resolve().parent != here
+        ):
+            raise ReplayError(
+                f"conversation {replay.id} names a server astro did not open here "
+                f"({one_line(code.targets[0], 80)}): name the data to replay it on (astro replay FILE URL)"
+            )
+        return cls(list(code.targets), settings, state_dir=state_dir)
 
     def check_replay(self, replay: Replay, *, cancel: CancelToken | None = None) -> CheckReport:
         """Run a conversation's answers again on this session's data: the numbers that moved.

@@ -178,3 +178,26 @@ def test_the_written_file_connects_to_the_data_judged_not_the_one_the_file_names
         written = session.write_replay(replay, "sql", tmp_path / "r.sql", targets=[str(named)])
     script = written.read_text(encoding="utf-8")
     assert str(named) in script and "attacker" not in script
+
+
+@pytest.mark.parametrize("check", [False, True])
+def test_a_server_named_by_a_conversation_file_from_elsewhere_is_never_reached(
+    tmp_path: Path, fake_openai: FakeOpenAI, check: bool
+) -> None:
+    """A shared file naming a server (where libpq would send PGPASSWORD) is refused before astro
+    connects anywhere, for a written file and for `--check`: the person names the data instead."""
+    from click.testing import CliRunner
+
+    from astro_tui.cli import main
+
+    shared = _edited_conversation(tmp_path, fake_openai, SQL)
+    lines = shared.read_text(encoding="utf-8").splitlines()
+    header = json.loads(lines[0])
+    header["client"] = {"engine": "postgresql", "url": "postgresql://astro@attacker.invalid/db"}
+    shared.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n", encoding="utf-8")
+    out = tmp_path / "r.sql"
+    args = ["replay", str(shared), *(["--check"] if check else ["--to", "sql", "-o", str(out)])]
+    result = CliRunner().invoke(main, args, env={"ASTRO_STATE_DIR": str(tmp_path / "state")})
+    assert result.exit_code == 2 and not out.exists(), result.stderr
+    assert "names a server astro did not open here" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
