@@ -569,8 +569,10 @@ def replay(
     script that runs the queries and asserts every quoted number.
 
     CONVERSATION is an id (`astro ask --json` prints it), a saved conversation file, or
-    omitted for the latest. `--check` runs the answers again and prints each number that
-    moved: exit 0 when none did, 1 when some did, 2 when they cannot run.
+    omitted for the latest. Every query is judged by the guard of the data first (TARGETs if
+    given, else the conversation's): a file is written only when all pass. `--check` runs the
+    answers again and prints each number that moved: exit 0 when none did, 1 when some did,
+    2 when they cannot run.
     """
     from astro_tui.headless.replay import check_command, list_command, write_command
 
@@ -579,9 +581,7 @@ def replay(
         sys.exit(list_command(settings, json_output))
     if check:
         sys.exit(check_command(args, settings, json_output, _interruptible))
-    if len(args) > 1:
-        _fail("give one conversation to write (TARGETs are for --check)", EXIT_USAGE)
-    sys.exit(write_command(args[0] if args else None, settings, fmt, output, force))
+    sys.exit(write_command(args, settings, fmt, output, force))
 
 
 @main.group(invoke_without_command=True)

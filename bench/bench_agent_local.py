@@ -25,6 +25,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -292,6 +293,7 @@ def main() -> None:
     parser.add_argument("--max-tool-calls", type=int, default=6)
     parser.add_argument("--out", type=Path, help="append each question's outcome here (JSON Lines)")
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # the servers stop in `finally`
 
     folder = cache_dir() / "bench" / "local-models"
     folder.mkdir(parents=True, exist_ok=True)

@@ -329,6 +329,8 @@ def _data_text(value: Any) -> str:
     DECIMAL could read `4.00E-7`)."""
     if isinstance(value, float):
         return repr(value)
+    if isinstance(value, int):
+        return str(value)
     shown = value_text(value, grouping=False)
     return str(value) if shown is None else shown
 

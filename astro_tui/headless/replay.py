@@ -1,5 +1,9 @@
 """`astro replay`: write a conversation as a notebook or script, list conversations, check numbers.
 
+Writing and `--check` take a conversation, then the targets whose guard judges
+(and whose data a written file then reaches) instead of the data the
+conversation names.
+
 Results on stdout (the written path, the list, the moved numbers or `--json`),
 failures as one line on stderr. `--check` exits 0 when no quoted number moved, 1
 when some did, 2 when the answers cannot run (the conversation, its data or a
@@ -55,13 +59,29 @@ def list_command(settings: Settings, json_output: bool) -> int:
     return 0
 
 
+def _conversation_and_targets(args: tuple[str, ...], folder: Path) -> tuple[str | None, list[str]]:
+    """The first argument is the conversation when it is a saved id or a `.jsonl` file, else every
+    argument is a target."""
+    if args and (
+        args[0].endswith(".jsonl")
+        or _ID.match(args[0])
+        or (folder / "conversations" / f"{args[0]}.jsonl").is_file()
+    ):
+        return args[0], list(args[1:])
+    return None, list(args)
+
+
 def write_command(
-    conversation: str | None, settings: Settings, fmt: str, output: Path | None, force: bool
+    args: tuple[str, ...], settings: Settings, fmt: str, output: Path | None, force: bool
 ) -> int:
-    session = Session([], settings, state_dir=state_dir())
+    """`astro replay [CONVERSATION [TARGET…]] --to FMT`: judged on TARGETs when given; the first
+    argument is always the conversation, so a mistyped id is an error, not a target."""
+    folder = state_dir()
+    conversation, targets = (args[0], list(args[1:])) if args else (None, [])
+    session = Session([], settings, state_dir=folder)
     try:
         replay = session.load_replay(conversation)
-        path = session.write_replay(replay, fmt, output, overwrite=force)
+        path = session.write_replay(replay, fmt, output, overwrite=force, targets=targets)
     except AstroError as exc:
         return _error(str(exc))
     numbers = sum(len(a.quoted) for a in replay.answers)
@@ -77,17 +97,9 @@ def write_command(
 def check_command(
     args: tuple[str, ...], settings: Settings, json_output: bool, interruptible: Callable[[Any], Any]
 ) -> int:
-    """`astro replay [CONVERSATION] --check [TARGET…]`: the first argument is the conversation when it
-    is a saved id or a `.jsonl` file, else every argument is a target."""
+    """`astro replay [CONVERSATION] --check [TARGET…]`."""
     folder = state_dir()
-    conversation: str | None = None
-    targets = list(args)
-    if args and (
-        args[0].endswith(".jsonl")
-        or _ID.match(args[0])
-        or (folder / "conversations" / f"{args[0]}.jsonl").is_file()
-    ):
-        conversation, targets = args[0], list(args[1:])
+    conversation, targets = _conversation_and_targets(args, folder)
     try:
         replay = Session([], settings, state_dir=folder).load_replay(conversation)
         session = Session.for_replay(replay, settings, state_dir=folder, targets=targets)

@@ -23,6 +23,7 @@ from astro_tui.agent.events import Answer
 from astro_tui.agent.formatting import sql_type
 from astro_tui.data.results import QueryResult
 from astro_tui.data.text_table import json_safe, table_lines
+from astro_tui.display import decimal_text
 from astro_tui.text import UNSAFE_RE2, inert
 
 RESULT_BYTES = 40_000
@@ -97,8 +98,10 @@ def _column(column: pa.ChunkedArray) -> tuple[list[Any], bool]:
         return column.to_pylist(), False
     if pat.is_floating(kind) and pc.all(pc.is_finite(column)).as_py() is not False:
         return column.to_pylist(), False
-    if pat.is_decimal(kind) or pat.is_date(kind):  # exact as text, as `json_safe` writes them
+    if pat.is_date(kind):  # exact as text, as `json_safe` writes them
         return column.cast(pa.string()).to_pylist(), False
+    if pat.is_decimal(kind):  # as `json_safe` writes them: Arrow's text of 4E-7 reads `4.00E-7`
+        return [None if v is None else decimal_text(v, grouping=False) for v in column.to_pylist()], False
     if pat.is_string(kind) or pat.is_large_string(kind):
         dirty = pc.any(pc.match_substring_regex(column, UNSAFE_RE2)).as_py()
         longest = pc.max(pc.utf8_length(column)).as_py() or 0

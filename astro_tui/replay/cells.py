@@ -5,7 +5,7 @@ A notebook is: a title, the connection (the engine's own client, from
 its heading, one cell per input query read into a DataFrame named after the input,
 the answer printed again from those DataFrames, and one `assert` per quoted number.
 Every text from the conversation enters code as a Python literal (`repr`), never
-as code.
+as code, and every query only once the data's guard has judged it (`judge.py`).
 """
 
 from __future__ import annotations
@@ -17,8 +17,10 @@ from dataclasses import dataclass, field
 from astro_tui.agent.provenance import Source, Span
 from astro_tui.replay import runtime
 from astro_tui.replay.formats import number_format
+from astro_tui.replay.judge import Judge, judged
 from astro_tui.replay.model import Quoted, Replay, ReplayAnswer, frame_name
 from astro_tui.replay.runtime import as_number
+from astro_tui.text import one_line
 
 MAX_CHECKED_SOURCES = 20
 """Cells checked per computed number; a sum over more rows checks its first ones."""
@@ -39,7 +41,8 @@ class _Names:
     taken: set[str] = field(default_factory=lambda: set(HELPER_NAMES | CLIENT_NAMES))
 
 
-def notebook_cells(replay: Replay) -> list[Cell]:
+def notebook_cells(replay: Replay, judge: Judge | None) -> list[Cell]:
+    """The cells; ReplayError when the guard (`judge`, none: refused) refuses a query."""
     code = replay.code()
     cells = [
         Cell(
@@ -55,7 +58,7 @@ def notebook_cells(replay: Replay) -> list[Cell]:
     ]
     names = _Names()
     for answer in replay.answers:
-        cells += _answer_cells(answer, names)
+        cells += _answer_cells(answer, names, judge)
     return cells
 
 
@@ -64,13 +67,14 @@ def _helpers() -> str:
     return source.split('"""', 2)[2].strip()  # without the module docstring, which speaks of astro
 
 
-def _answer_cells(answer: ReplayAnswer, names: _Names) -> list[Cell]:
+def _answer_cells(answer: ReplayAnswer, names: _Names, judge: Judge | None) -> list[Cell]:
     heading = f"## {answer.tag} · {_md(answer.title)}\n\n**Question:** {_md(answer.question)}"
     if not answer.complete:
         heading += "\n\n*astro's answer read a result cut by its row cap; the queries here read it whole.*"
     cells = [Cell("markdown", heading)]
     frames: dict[str, str] = {}
     for name, sql in answer.inputs.items():
+        judged(judge, sql, f"{answer.tag} {one_line(name, 40)}")
         frame = frames[name] = frame_name(name, names.taken)
         cells.append(Cell("code", f"{frame} = read({python_text(sql)})\n{frame}", (frame,), ("read",)))
     text_var = frame_name(f"{answer.tag.lower()}_answer", names.taken)

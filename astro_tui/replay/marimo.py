@@ -12,13 +12,15 @@ from __future__ import annotations
 import textwrap
 
 from astro_tui.replay.cells import Cell, notebook_cells
+from astro_tui.replay.judge import Judge
 from astro_tui.replay.model import Replay
 
 MARIMO_VERSION = "0.25"
 
 
-def marimo_text(replay: Replay) -> str:
-    cells = [Cell("code", "import marimo as mo", ("mo",)), *notebook_cells(replay)]
+def marimo_text(replay: Replay, judge: Judge | None = None) -> str:
+    """The notebook; ReplayError when the guard (`judge`, none: refused) refuses a query."""
+    cells = [Cell("code", "import marimo as mo", ("mo",)), *notebook_cells(replay, judge)]
     parts = [f'import marimo\n\n__generated_with = "{MARIMO_VERSION}"\napp = marimo.App()\n']
     for cell in cells:
         if cell.kind == "markdown":

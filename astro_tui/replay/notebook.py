@@ -6,13 +6,15 @@ import nbformat
 from nbformat import v4
 
 from astro_tui.replay.cells import notebook_cells
+from astro_tui.replay.judge import Judge
 from astro_tui.replay.model import Replay
 
 
-def notebook_text(replay: Replay) -> str:
+def notebook_text(replay: Replay, judge: Judge | None = None) -> str:
+    """The notebook; ReplayError when the guard (`judge`, none: refused) refuses a query."""
     cells = [
         v4.new_markdown_cell(cell.source) if cell.kind == "markdown" else v4.new_code_cell(cell.source)
-        for cell in notebook_cells(replay)
+        for cell in notebook_cells(replay, judge)
     ]
     book = v4.new_notebook(
         cells=cells,

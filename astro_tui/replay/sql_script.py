@@ -5,9 +5,11 @@ then per quoted number a check query that returns a row (`moved`, `was`, `now`)
 only when the number moved, so a run that prints no `moved` row means nothing
 moved. Text from the conversation goes into comments one line at a time (no
 character any client takes for a line break) and into string literals quoted,
-never into the SQL itself. The queries themselves go in as the guard judged them,
-so the script is written only when `client_scripts` reads it back, as the client
-will, as exactly the statements meant and the client commands astro wrote.
+never into the SQL itself. Every query (an answer's input, each check query) goes
+in only once the data's guard has judged that very text (`judge.py`: a saved
+conversation is hostile), and the script is written only when `client_scripts`
+reads it back, as the client will, as exactly the statements meant and the client
+commands astro wrote.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from astro_tui.agent.provenance import Source
 from astro_tui.data.client_scripts import SQL_SPACE, Step, Unprovable, client_steps
 from astro_tui.data.clients import ClientCode
 from astro_tui.replay.cells import MAX_CHECKED_SOURCES
+from astro_tui.replay.judge import Judge, judged
 from astro_tui.replay.model import Quoted, Replay, ReplayAnswer, ReplayError
 from astro_tui.replay.runtime import as_number
 from astro_tui.text import one_line
@@ -30,6 +33,7 @@ class _Script:
     """The script's lines and, beside them, what its client must do with them."""
 
     code: ClientCode
+    judge: Judge | None
     lines: list[str] = field(default_factory=list)
     expected: list[Step] = field(default_factory=list)
     origins: list[str] = field(default_factory=list)
@@ -44,7 +48,10 @@ class _Script:
         self.expected.append(Step("command", text))
         self.origins.append("the script's setup")
 
-    def statement(self, sql: str, origin: str) -> None:
+    def statement(self, sql: str, origin: str, *, judge: bool = True) -> None:
+        """A statement; unless it is astro's own setup, judged by the guard first."""
+        if judge:
+            judged(self.judge, sql, origin)
         self.lines.append(sql + ("\n;" if "--" in sql.rsplit("\n", 1)[-1] else ";"))
         self.expected.append(Step("sql", sql))
         self.origins.append(origin)
@@ -53,10 +60,11 @@ class _Script:
         return "\n".join(self.lines).strip("\n") + "\n"
 
 
-def script_text(replay: Replay, file_name: str = "FILE") -> str:
-    """The script; ReplayError when its client would not run exactly what astro checked."""
+def script_text(replay: Replay, file_name: str = "FILE", judge: Judge | None = None) -> str:
+    """The script; ReplayError when the guard (`judge`, none: refused) refuses a statement of it
+    or its client would not run exactly what astro checked."""
     code = replay.code()
-    script = _Script(code)
+    script = _Script(code, judge)
     script.comment(f"Replay of conversation {replay.id} ({replay.label}), by astro replay.")
     script.comment(f"Run: {code.script_run.format(file=file_name)}")
     if code.secret_note:
@@ -65,7 +73,7 @@ def script_text(replay: Replay, file_name: str = "FILE") -> str:
     for command in code.script_commands:
         script.command(command)
     for setup in code.script_setup:
-        script.statement(setup, "the script's setup")
+        script.statement(setup, "the script's setup", judge=False)  # astro's own, from clients.py
     for answer in replay.answers:
         _answer(script, answer)
     # The bytes on disk are what is proved: a lone surrogate is written as its escape (files.py),

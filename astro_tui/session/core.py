@@ -52,6 +52,7 @@ import shutil
 import tempfile
 import threading
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -628,20 +629,77 @@ class Session:
         return load_replay(self.state_dir, os.fspath(conversation) if conversation is not None else None)
 
     def write_replay(
-        self, replay: Replay, fmt: str, path: str | os.PathLike[str] | None = None, *, overwrite: bool = False
+        self,
+        replay: Replay,
+        fmt: str,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        overwrite: bool = False,
+        targets: Sequence[str] = (),
     ) -> Path:
-        """Write a replay as an ipynb, marimo or SQL file; raises ReplayError."""
-        from astro_tui.replay import write_replay
+        """Write a replay as an ipynb, marimo or SQL file; raises ReplayError, and then writes
+        nothing. The conversation is hostile: every statement the file holds is judged first by
+        the guard of the data it will run on — this session's, when it is open on the data the
+        conversation names, else that data (or `targets`) opened for it, as `--check` does — and
+        the file connects to exactly the data judged, never to one the conversation names."""
+        from astro_tui.replay import ReplayError, write_replay
 
         chosen = Path(os.fspath(path)).expanduser() if path is not None else None
-        return write_replay(replay, fmt, chosen, overwrite=overwrite)
+        own = self.db is not None and not targets and self.db.client_info == replay.client
+        judging = (
+            self
+            if own
+            else Session.for_replay(replay, self.settings, state_dir=self.state_dir, targets=targets)
+        )
+        try:
+            db = judging.database()
+            judging._ready()
+            client = db.client_info
+            if client is None:
+                raise ReplayError(f"{db.label}: no client outside astro reaches this data; nothing written")
+            return write_replay(
+                replace(replay, client=client, label=db.label),
+                fmt,
+                chosen,
+                overwrite=overwrite,
+                judge=lambda sql: db.execute(sql, row_cap=1),
+            )
+        except ReplayError:
+            raise
+        except AstroError as exc:
+            raise ReplayError(
+                f"cannot judge conversation {replay.id}'s queries ({one_line(exc, 160)}); nothing written"
+            ) from None
+        finally:
+            if judging is not self:
+                judging.close()
 
     @classmethod
     def for_replay(
         cls, replay: Replay, settings: Settings, *, state_dir: Path, targets: Sequence[str] = ()
     ) -> Session:
-        """A session on the data a conversation used (or on `targets`), to check its numbers."""
-        return cls(list(targets) or list(replay.code().targets), settings, state_dir=state_dir)
+        """A session on the data a conversation used (or on `targets`), to check or write it.
+
+        A server the conversation names is reached only when astro saved it in its own state
+        folder (the person's session opened it): a file from elsewhere could name an attacker's
+        host, where the client would send PGPASSWORD or a token; then the person names the data.
+        """
+        from astro_tui.replay import ReplayError
+
+        if targets:
+            return cls(list(targets), settings, state_dir=state_dir)
+        code = replay.code()
+        here = (state_dir / "conversations").resolve()
+        if (
+            isinstance(replay.client, dict)
+            and "url" in replay.client
+            and replay.path.resolve().parent != here
+        ):
+            raise ReplayError(
+                f"conversation {replay.id} names a server astro did not open here "
+                f"({one_line(code.targets[0], 80)}): name the data to replay it on (astro replay FILE URL)"
+            )
+        return cls(list(code.targets), settings, state_dir=state_dir)
 
     def check_replay(self, replay: Replay, *, cancel: CancelToken | None = None) -> CheckReport:
         """Run a conversation's answers again on this session's data: the numbers that moved.

@@ -12,7 +12,6 @@ catalog is on screen.
 from __future__ import annotations
 
 import contextlib
-import locale
 import threading
 from collections.abc import Iterable
 from functools import partial
@@ -70,8 +69,6 @@ class AstroApp(App[int]):
 
     def __init__(self, session: Session, *, live_clocks: bool = True) -> None:
         super().__init__()
-        with contextlib.suppress(locale.Error):  # numbers in the table group as the user's locale does
-            locale.setlocale(locale.LC_NUMERIC, "")
         self.session = session
         self.settings = session.settings
         self.live_clocks = live_clocks

@@ -94,12 +94,22 @@ def _float_width(values: pa.ChunkedArray, grouping: bool) -> int:
     if ((significant == SIGNIFICANT) & ~tie).any():
         return max(widest, most)
     significant, shifted, tie = _rounded(mantissa, exponent)
-    widths = negative + _width(significant, shifted, grouping)
-    widest = max(widest, int(widths[~tie].max(initial=0)))
+    # The widest of each sign and exponent is its value of most significant digits: which
+    # digit counts each holds is counted at once, and only those pairs are measured.
+    pairs = (negative.astype(np.int64) * (2 * _EXPONENTS) + shifted + _EXPONENTS) * (SIGNIFICANT + 1)
+    held = np.bincount((pairs + significant)[~tie], minlength=4 * _EXPONENTS * (SIGNIFICANT + 1)) > 0
+    held = held.reshape(2, 2 * _EXPONENTS, SIGNIFICANT + 1)
+    most_digits = SIGNIFICANT - np.argmax(held[:, :, ::-1], axis=2)
+    seen = held.any(axis=2)
+    for sign in (0, 1):
+        if seen[sign].any():
+            found = _width(most_digits[sign][seen[sign]], exponents[seen[sign]], grouping)
+            widest = max(widest, sign + int(found.max()))
     # A near tie may round the other way: by Python's own rounding where that could be wider.
-    unsure = np.flatnonzero(
-        tie & (negative + _width(np.full(len(tie), SIGNIFICANT), exponent, grouping) > widest)
-    )
+    unsure = np.flatnonzero(tie)
+    unsure = unsure[
+        negative[unsure] + _width(np.full(len(unsure), SIGNIFICANT), exponent[unsure], grouping) > widest
+    ]
     return max([widest, *(len(float_text(float(v), grouping=grouping)) for v in finite[unsure])])
 
 
@@ -155,18 +165,16 @@ _FACTORS: np.ndarray | None = None
 
 
 def _trailing_zeros(digits: np.ndarray) -> np.ndarray:
-    """Trailing zeros of each 15-digit integer, by bisection: four passes, not fifteen."""
+    """Trailing zeros of each 15-digit integer (at most 14), by 8, 4, 2 and 1 of them."""
     import numpy as np
 
-    powers = 10 ** np.arange(SIGNIFICANT, dtype=np.int64)
-    low = np.zeros(len(digits), dtype=np.int64)
-    high = np.full(len(digits), SIGNIFICANT - 1, dtype=np.int64)
-    while (low < high).any():
-        middle = (low + high + 1) // 2
-        divides = digits % powers[middle] == 0
-        low = np.where(divides, middle, low)
-        high = np.where(divides, high, middle - 1)
-    return low
+    zeros = np.zeros(len(digits), dtype=np.int64)
+    for count in (8, 4, 2, 1):
+        power = 10**count
+        divides = digits % power == 0
+        zeros += count * divides
+        digits = np.where(divides, digits // power, digits)
+    return zeros
 
 
 def _width(significant: np.ndarray, exponent: np.ndarray, grouping: bool) -> np.ndarray:

@@ -373,7 +373,7 @@ def test_printing_a_400_mb_result_holds_the_statement_s_limits(world: dict[str, 
     with the statement's one line, within the limit + 1 s. The command's start (measured
     alike, on the same machine, just before) is not the statement's; a second of slack is
     allowed for its variance under load."""
-    from tests.measure import run_measured
+    from tests.support.measure import run_measured
 
     env = {**os.environ, "TMPDIR": str(world["tmp"]), "ASTRO_CONFIG_DIR": str(world["config"])}
     command = [sys.executable, "-m", "astro_tui.cli", "sql"]

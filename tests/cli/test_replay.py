@@ -317,6 +317,12 @@ async def test_postgres_replays_with_the_password_from_the_environment(
     assert record["answer"].startswith("1,477 open loans, $")
     conv = record["conversation_id"]
     out = tmp_path / "out"
+    # Every statement is judged by the server's guard before it is written: no password, no guard,
+    # no file (one line saying why).
+    code, _, stderr = cli(conv, "--to", "sql", "-o", str(out / "r.sql"))
+    assert code == 2 and "PGPASSWORD" in stderr and "nothing written" in stderr, stderr
+    assert len(stderr.strip().splitlines()) == 1 and not (out / "r.sql").exists()
+    monkeypatch.setenv("PGPASSWORD", OWNER_PASSWORD)  # astro's guard, the kernel and psql read it
     for fmt, name in (("ipynb", "r.ipynb"), ("sql", "r.sql")):
         code, _, stderr = cli(conv, "--to", fmt, "-o", str(out / name))
         assert code == 0, stderr
@@ -326,7 +332,6 @@ async def test_postgres_replays_with_the_password_from_the_environment(
             OWNER_PASSWORD not in text and f"postgresql://{OWNER}@{pg_server.host}:{pg_server.port}" in text
         )
 
-    monkeypatch.setenv("PGPASSWORD", OWNER_PASSWORD)  # the kernel and psql inherit it
     run_notebook(out / "r.ipynb", out)
     url = f"postgresql://{OWNER}@{pg_server.host}:{pg_server.port}/{REPLAY_DB}"
     psql = [str(pg_server.bin_dir / "psql"), url, "-X", "-A", "-t", "-f", str(out / "r.sql")]

@@ -181,6 +181,12 @@ WRITTEN = {
 }
 
 
+def judged_elsewhere(sql: str) -> None:
+    """The writers' judge for this file, which holds what each client reads of what they write:
+    the guard's own verdict on the same writers (a refusal before anything is written) is held on
+    real data in test_redteam_outputs_replay.py and tests/engines/test_replay_judged.py."""
+
+
 def hostile_replay(case: Case, client: dict, quote: str, marker: Path) -> Replay:
     fill = {"q": quote, "m": str(marker)}
     sql = case.sql.format(**fill)
@@ -201,9 +207,9 @@ def write_cases(client: dict, quote: str, tmp_path: Path, expected: set[str]) ->
     written: dict[str, Path] = {}
     for case in CASES:
         replay = hostile_replay(case, client, quote, tmp_path / "marks" / f"pwned-{case.name}")
-        notebook_text(replay)  # never refused
+        notebook_text(replay, judged_elsewhere)  # never refused
         try:
-            text = script_text(replay, f"{case.name}.sql")
+            text = script_text(replay, f"{case.name}.sql", judged_elsewhere)
         except ReplayError as exc:
             message = str(exc)
             assert "\n" not in message and "--to ipynb or --to marimo" in message, message
@@ -246,7 +252,7 @@ def test_duckdb_scripts_run_in_the_duckdb_cli_as_checked(
     moved = hostile_replay(
         Case("moved", "SELECT count(*) AS n FROM books", value=BOOKS + 1), client, '"', path
     )
-    (tmp_path / "moved.sql").write_text(script_text(moved))
+    (tmp_path / "moved.sql").write_text(script_text(moved, judge=judged_elsewhere))
     ran = subprocess.run(
         [cli, "-no-init", "-list", "-f", str(tmp_path / "moved.sql")], capture_output=True, text=True
     )
@@ -354,11 +360,11 @@ def test_notebooks_and_marimo_files_hold_every_text_as_an_exact_python_literal(t
         for case in CASES:
             replay = hostile_replay(case, client, quote, tmp_path / "pwned")
             sql = replay.answers[0].inputs["count"]
-            book = json.loads(notebook_text(replay))
+            book = json.loads(notebook_text(replay, judged_elsewhere))
             sources = ["".join(c["source"]) for c in book["cells"] if c["cell_type"] == "code"]
             markdown = ["".join(c["source"]) for c in book["cells"] if c["cell_type"] == "markdown"]
             assert not any(re.search(r"(?<!\\)\]\(|<img", md) for md in markdown), case.name
-            for code in [*sources, marimo_text(replay)]:
+            for code in [*sources, marimo_text(replay, judged_elsewhere)]:
                 tree = ast.parse(code)
                 reads = [
                     ast.literal_eval(node.args[0])

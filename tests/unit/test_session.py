@@ -292,6 +292,7 @@ BELOW_THE_SESSION = (
     "llm",
     "replay",
     "config.py",
+    "display.py",
     "errors.py",
     "files.py",
     "text.py",

@@ -94,3 +94,15 @@ def test_astro_sql_s_table_shows_the_same_text() -> None:
     )
     text = format_table(QueryResult("", table, False, 0.0))
     assert text.splitlines()[2].split() == ["-0.0000001", "0.000000400"]
+
+
+def test_mcp_and_json_give_a_decimal_as_its_digits() -> None:
+    """MCP's structured rows and `astro sql --format json` wrote `4.00E-7` (Arrow's and
+    Python's text of a DECIMAL); they write its digits, as every front end shows them."""
+    from astro_tui.data.text_table import json_safe
+    from astro_tui.mcp.shaping import sql_result
+
+    m = pa.array([decimal.Decimal("0.000000400"), None], pa.decimal128(10, 9))
+    payload = sql_result(QueryResult("", pa.table({"m": m}), False, 0.0), 10_000)
+    assert payload["rows"] == [["0.000000400"], [None]]
+    assert json_safe(decimal.Decimal("4.00E-7")) == "0.000000400"
