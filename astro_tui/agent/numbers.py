@@ -17,11 +17,12 @@ import unicodedata
 from collections.abc import Iterable, Iterator
 
 _WORDS = (
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-    "fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy "
-    "eighty ninety hundred hundreds thousand thousands million millions billion billions "
-    "trillion trillions dozen dozens"
-).split()
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+    "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen",
+    "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety", "hundred",
+    "hundreds", "thousand", "thousands", "million", "millions", "billion", "billions", "trillion",
+    "trillions", "dozen", "dozens",
+)  # fmt: skip
 _WORD = re.compile(r"(?<![^\W\d_])(?:" + "|".join(_WORDS) + r")(?![^\W\d_])", re.IGNORECASE)
 _PART = re.compile(r"0+|W+")
 _JOIN = re.compile(

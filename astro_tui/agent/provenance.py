@@ -597,7 +597,8 @@ def answer_spans(pieces: Sequence[tuple[int, int, Trace]], text: str, offset: in
     for start, end, trace in pieces:
         start, end = max(0, start - offset), min(len(text), end - offset)
         if end > start and not trace.typed:
-            spans.append(Span(start, end, text[start:end], trace.value, trace.derived, trace.sources, trace.more))
+            piece = text[start:end]
+            spans.append(Span(start, end, piece, trace.value, trace.derived, trace.sources, trace.more))
     return tuple(spans)
 
 

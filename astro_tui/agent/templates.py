@@ -34,7 +34,6 @@ import decimal
 import functools
 import math
 import operator
-import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -58,13 +57,14 @@ from jinja2.runtime import LoopContext
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from jinja2.visitor import NodeTransformer
 
+from astro_tui.agent.numbers import numbers_in_text, typed_numbers
 from astro_tui.agent.provenance import (
     MAX_SOURCES,
     TYPED,
     Computed,
-    Source,
     FromInput,
     InputRef,
+    Source,
     Span,
     TextBuilder,
     Trace,
@@ -84,7 +84,6 @@ from astro_tui.agent.provenance import (
     traces_of,
     unproxy,
 )
-from astro_tui.agent.numbers import numbers_in_text, typed_numbers
 from astro_tui.data.results import QueryResult
 from astro_tui.errors import AstroError, error_line
 
