@@ -875,7 +875,8 @@ class _Sandbox(ImmutableSandboxedEnvironment):
         """`loop.length` of a loop over a cut result would be the cap, not the count: refused."""
         value = super().getattr(loop, attribute)
         if items is not None and items.cut is not None:
-            raise refused(items.cut, f"`loop.{attribute}`")
+            what = "`loop.last` (the last row shown, like `loop.length`)" if attribute == "last" else ""
+            raise refused(items.cut, what or f"`loop.{attribute}`")
         if attribute == "length" and every and items is not None and items.whole is not None:
             return traced(value, count_trace(items.whole, value))
         return value
