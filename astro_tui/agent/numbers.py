@@ -12,6 +12,7 @@ No run is exempt: a year, a clock time or a list marker the model typed is a typ
 
 from __future__ import annotations
 
+import html
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
@@ -25,6 +26,7 @@ _WORDS = (
 )  # fmt: skip
 _WORD = re.compile(r"(?<![^\W\d_])(?:" + "|".join(_WORDS) + r")(?![^\W\d_])", re.IGNORECASE)
 _PART = re.compile(r"0+|W+")
+_ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 _JOIN = re.compile(
     r"(?:[,.'’_:/\-\u2212\u00a0\u2007\u2009\u202f\u200b\u200c\u200d\u2060\u00ad*`~\\]"
     r"|<!--.*?-->|</?[A-Za-z][^<>\n]{0,200}>)+",
@@ -37,10 +39,17 @@ _SUFFIX = re.compile(r"[ ]?[%‰]|[^\W\d_]+")
 
 
 def _shadow(text: str) -> str:
-    """`text` with each numeric character as `0` and each number word as `W`s (same length)."""
+    """`text` with each numeric character as `0` and each number word as `W`s (same length).
+    A character reference Markdown would show as a digit (`&#52;`, `&frac12;`) is one; one it
+    would show as nothing or a space joins like a separator."""
     chars = ["0" if ch.isnumeric() else ("#" if ch == "W" else ch) for ch in text]
-    shadow = "".join(chars)
-    return _WORD.sub(lambda m: "W" * len(m.group()), shadow)
+    for match in _ENTITY.finditer(text):
+        shown = html.unescape(match.group())
+        if any(ch.isnumeric() for ch in shown):
+            chars[match.start() : match.end()] = "0" * (match.end() - match.start())
+        elif not shown.strip() or all(unicodedata.category(ch) == "Cf" for ch in shown):
+            chars[match.start() : match.end()] = "_" * (match.end() - match.start())
+    return _WORD.sub(lambda m: "W" * len(m.group()), "".join(chars))
 
 
 def _joined(gap: str, before: str, after: str) -> bool:

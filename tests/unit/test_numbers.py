@@ -22,6 +22,7 @@ from astro_tui.data.results import QueryResult
         ("100,100 and 100<!-- -->100 and 1**00** and 1\u200b00", ["100,100", "100<!-- -->100", "1**00", "1\u200b00"]),
         ("1 000 people, 2 3 apart, 2, 3 listed", ["1 000", "2", "3", "2", "3"]),
         ("Q3 and p95 and df_2", ["3", "95", "2"]),
+        ("&#52;&#50; late, 1&#8203;00 and &frac12; but R&amp;D", ["&#52;&#50;", "1&#8203;00", "&frac12;"]),
         ("someone often attends, nothing here", []),
     ],
 )
