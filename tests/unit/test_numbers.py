@@ -19,7 +19,10 @@ from astro_tui.data.results import QueryResult
         ("in 1999 at 12:30 on 2024-01-05", ["1999", "12:30", "2024-01-05"]),
         ("forty-two shipped, one hundred and five left", ["forty-two", "one hundred and five"]),
         ("-5 and $ 3.50 and 42 % and −7", ["-5", "$ 3.50", "42 %", "−7"]),
-        ("100,100 and 100<!-- -->100 and 1**00** and 1\u200b00", ["100,100", "100<!-- -->100", "1**00", "1\u200b00"]),
+        (
+            "100,100 and 100<!-- -->100 and 1**00** and 1\u200b00",
+            ["100,100", "100<!-- -->100", "1**00", "1\u200b00"],
+        ),
         ("1 000 people, 2 3 apart, 2, 3 listed", ["1 000", "2", "3", "2", "3"]),
         ("Q3 and p95 and df_2", ["3", "95", "2"]),
         ("&#52;&#50; late, 1&#8203;00 and &frac12; but R&amp;D", ["&#52;&#50;", "1&#8203;00", "&frac12;"]),
