@@ -622,7 +622,11 @@ def _traced_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
         result = func(*args[:position], value if passing else unproxy(value), *rest, **kwargs)
         if passing or not isinstance(value, Traced) or traces_of(result):
             return result
-        if _typed_arguments(rest, kwargs) or (name in _DEFAULTING and _defaulted(value, result)):
+        if (
+            _typed_arguments(rest, kwargs)
+            or (name in _DEFAULTING and _defaulted(value, result))
+            or (name in _TEXT_FILTERS and not _keeps_numbers(value, result))
+        ):
             return traced(result, TYPED)
         traces = traces_of(value)
         if presenting and len(traces) == 1:
@@ -634,6 +638,22 @@ def _traced_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
 
 _DEFAULTING = frozenset({"int", "float"})
 """Filters that return their `default` argument (or 0) when the value is not a number."""
+
+
+_TEXT_FILTERS = frozenset({"capitalize", "lower", "replace", "string", "title", "trim", "truncate", "upper"})
+"""Filters that edit text: they may not make a number the value does not hold."""
+
+
+def _keeps_numbers(source: Any, result: Any) -> bool:
+    """Whether every number in `result` (text cut or edited from `source`) is one of `source`'s:
+    `'100'|replace('0', '')`, `'1,234'.split(',')`, `'100'[:1]` make numbers no cell holds."""
+    if not isinstance(result, str):
+        return True
+    found = numbers_in_text(result)
+    if not found:
+        return True
+    have = set(numbers_in_text(str(plain(source))))
+    return all(number in have for number in found)
 
 
 def _typed_arguments(args: Iterable[Any], kwargs: Mapping[str, Any]) -> bool:
@@ -901,6 +921,8 @@ class _Sandbox(ImmutableSandboxedEnvironment):
             return self._input_column(obj, argument, "column", "use")
         value = super().getitem(unproxy(obj), unproxy(argument))
         if isinstance(obj, Traced) and not traces_of(value):  # a character, a slice, an item
+            if not _keeps_numbers(obj, value):
+                return traced(value, TYPED)
             return traced(value, merge(traces_of(obj), value))
         return value
 
@@ -948,7 +970,11 @@ class _Sandbox(ImmutableSandboxedEnvironment):
         if _typed_arguments(args, kwargs):
             return traced(result, TYPED)
         if isinstance(result, list):  # `split`: each part comes from the value
-            return [traced(part, merge(traces, part)) for part in result]
+            return [
+                traced(part, merge(traces, part) if _keeps_numbers(owner, part) else TYPED) for part in result
+            ]
+        if not _keeps_numbers(owner, result):
+            return traced(result, TYPED)
         if __obj.__name__ in _KEEPING_METHODS and len(traces) == 1:
             return traced(result, traces[0])
         return traced(result, merge(traces, result))

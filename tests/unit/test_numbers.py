@@ -75,6 +75,10 @@ def test_values_rendered_from_cells_are_verified(template: str) -> None:
         ("{{ 'Berlin'|int(42) }} and {{ c.value|int(42) }}", "42"),  # the default, not the cell
         ("{% for x in range(3) %}{{ loop.index }} {% endfor %}", "1"),
         ("{{ n.value }}-{{ n.value }}", "1234-1234"),
+        ("{{ n.value|string|replace('3', '') }}", "124"),  # digits cut out of a cell
+        ("{{ (n.value|number)[:1] }}", "1"),
+        ("{{ (n.value|number).split(',')|last }}", "234"),
+        ("{{ (n.value|string).lstrip('1') }}", "234"),
     ],
 )
 def test_values_the_template_made_from_literals_are_typed(template: str, typed: str) -> None:
