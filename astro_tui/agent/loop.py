@@ -45,10 +45,11 @@ from astro_tui.agent.events import (
     UsageEvent,
 )
 from astro_tui.agent.history import Entry, History, Turn, TurnStatus, short_summary
+from astro_tui.agent.numbers import numbers_in_text
 from astro_tui.agent.prompts import schema_digest, small_system_prompt, system_prompt
 from astro_tui.agent.provenance import saved_answer
 from astro_tui.agent.registry import ParsedCall, ToolOutcome, ToolRegistry
-from astro_tui.agent.templates import MAX_OUTPUT_CHARS, numbers_in_text
+from astro_tui.agent.templates import MAX_OUTPUT_CHARS
 from astro_tui.agent.text_answer import result_answer, traced_answer
 from astro_tui.agent.tools import ToolContext, build_registry
 from astro_tui.agent.tools.context import TURN_CANCEL

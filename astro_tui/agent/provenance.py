@@ -104,7 +104,7 @@ class InputRef:
 
 class Trace:
     """Where one value came from. `cut` is an input cut by a limit that fed it, if any; `typed`
-    marks a number the template computed from literals alone (the model typed it)."""
+    marks a value the template computed with a literal among its operands (the model typed it)."""
 
     __slots__ = ()
     sources: tuple[Source, ...] = ()
@@ -184,16 +184,14 @@ def row_trace(ref: InputRef, row: int) -> Trace:
 def merge(traces: Iterable[Trace | None], value: Any, *, derived: bool = True) -> Trace | None:
     """One trace for a value computed from others: all their sources (deduplicated, capped)."""
     data: list[Trace] = []
-    typed = False
     for trace in traces:
         if trace is None:
             continue
-        if trace.typed:
-            typed = True
-        else:
-            data.append(trace)
+        if trace.typed:  # one operand the model typed makes the whole value its own
+            return TYPED
+        data.append(trace)
     if not data:
-        return TYPED if typed else None
+        return None
     if len(data) == 1 and not derived:
         return data[0]
     seen: dict[tuple[str, int | None, str | None], Source] = {}
@@ -592,22 +590,16 @@ def repr_text(value: Any) -> str:
 # --------------------------------------------------------------------------- the answer's spans
 
 
-def answer_spans(
-    pieces: Sequence[tuple[int, int, Trace]], text: str, offset: int
-) -> tuple[tuple[Span, ...], list[str]]:
-    """Spans over `text` (the rendered output with `offset` characters stripped from its start),
-    and the printed text of numbers computed from literals alone."""
+def answer_spans(pieces: Sequence[tuple[int, int, Trace]], text: str, offset: int) -> tuple[Span, ...]:
+    """Spans over `text` (the rendered output with `offset` characters stripped from its start);
+    a value the template computed with a literal operand has none (it is the model's)."""
     spans: list[Span] = []
-    typed: list[str] = []
     for start, end, trace in pieces:
         start, end = max(0, start - offset), min(len(text), end - offset)
-        if end <= start:
-            continue
-        if trace.typed:
-            typed.append(text[start:end])
-            continue
-        spans.append(Span(start, end, text[start:end], trace.value, trace.derived, trace.sources, trace.more))
-    return tuple(spans), typed
+        if end > start and not trace.typed:
+            piece = text[start:end]
+            spans.append(Span(start, end, piece, trace.value, trace.derived, trace.sources, trace.more))
+    return tuple(spans)
 
 
 def cut_note(cut: Iterable[tuple[str, QueryResult]]) -> str:

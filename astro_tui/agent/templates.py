@@ -11,14 +11,13 @@ untrusted code. Beyond Jinja's own sandbox (no `_` attributes, no mutation):
 - macros, includes and imports are refused outright;
 - the output is cut off with an error past a fixed size.
 
-Numbers typed literally by the model (as opposed to values from a result) are
-reported so the UI can mark them unverified. What counts as a label rather than
-a value, and so is not reported: years 1900–2100 written alone, ISO dates and
-clock times, list markers at the start of a line ("1. "), and digits glued to
-letters (Q3, H1, 2nd, p95, df_2). Numbers used as filter arguments, indexes, loop
-bounds or in comparisons are not output and are not reported; a number literal
-that is printed (`{{ 1234 }}`, `{% set n = 5 %}`) is, and so is a number computed from
-literals alone (`{{ 1000 * 1 }}`, `{{ -5 }}`).
+Which numbers the model typed is decided on the rendered text (`agent/numbers.py`):
+every number in it that does not lie within the span of a value rendered from a cell
+is reported, so the UI marks it unverified — however the template built it (a
+literal, `'4' ~ '2'`, `[40, 2]|sum`, a loop counter over a literal list). A value
+computed in the template is traced to its cells only when all its operands are
+cells: one literal operand (`n * 100`, `n * 0 + 42`) or a filter argument with a
+number in it (`replace(x, '42')`) makes it typed.
 
 Every value the template reads from a result is traced (`agent/provenance.py`), so
 the rendered text comes with the span of each value in it and where the value came
@@ -35,7 +34,6 @@ import decimal
 import functools
 import math
 import operator
-import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -59,12 +57,14 @@ from jinja2.runtime import LoopContext
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from jinja2.visitor import NodeTransformer
 
+from astro_tui.agent.numbers import numbers_in_text, typed_numbers
 from astro_tui.agent.provenance import (
     MAX_SOURCES,
     TYPED,
     Computed,
     FromInput,
     InputRef,
+    Source,
     Span,
     TextBuilder,
     Trace,
@@ -622,12 +622,59 @@ def _traced_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
         result = func(*args[:position], value if passing else unproxy(value), *rest, **kwargs)
         if passing or not isinstance(value, Traced) or traces_of(result):
             return result
+        if (
+            _typed_arguments(rest, kwargs)
+            or (name in _DEFAULTING and _defaulted(value, result))
+            or (name in _TEXT_FILTERS and not _keeps_numbers(value, result))
+        ):
+            return traced(result, TYPED)
         traces = traces_of(value)
         if presenting and len(traces) == 1:
             return traced(result, traces[0])
         return traced(result, merge(traces, result))
 
     return wrapper
+
+
+_DEFAULTING = frozenset({"int", "float"})
+"""Filters that return their `default` argument (or 0) when the value is not a number."""
+
+
+_TEXT_FILTERS = frozenset({"capitalize", "lower", "replace", "string", "title", "trim", "truncate", "upper"})
+"""Filters that edit text: they may not make a number the value does not hold."""
+
+
+def _keeps_numbers(source: Any, result: Any) -> bool:
+    """Whether every number in `result` (text cut or edited from `source`) is one of `source`'s:
+    `'100'|replace('0', '')`, `'1,234'.split(',')`, `'100'[:1]` make numbers no cell holds."""
+    if not isinstance(result, str):
+        return True
+    found = numbers_in_text(result)
+    if not found:
+        return True
+    have = set(numbers_in_text(str(plain(source))))
+    return all(number in have for number in found)
+
+
+def _typed_arguments(args: Iterable[Any], kwargs: Mapping[str, Any]) -> bool:
+    """Whether an argument the model typed could be printed: text with a number in it
+    (`replace(x, '42')`, `money('42')`, `truncate(end='42')`)."""
+    for arg in [*args, *kwargs.values()]:
+        if isinstance(arg, str) and not traces_of(arg) and numbers_in_text(arg):
+            return True
+    return False
+
+
+def _defaulted(value: Any, result: Any) -> bool:
+    """`'Berlin'|int(42)` is the model's 42, not the cell's: the conversion failed."""
+    raw = plain(value)
+    if isinstance(raw, int | float | decimal.Decimal) and not isinstance(raw, bool):
+        return False
+    try:
+        float(raw)
+    except (TypeError, ValueError):
+        return True
+    return False
 
 
 def _charged(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -762,7 +809,10 @@ class _Rewriter(NodeTransformer):
         return self._wrap(items, "_astro_concat")
 
 
-_LOOP_COUNTS = frozenset({"length", "revindex", "revindex0"})
+_LOOP_COUNTS = frozenset({"length", "revindex", "revindex0", "last"})
+"""Loop attributes that say how many items there are: refused over a cut result."""
+_LOOP_POSITIONS = frozenset({"index", "index0"})
+"""The row's position in its result, traced to the row when the loop goes over all its rows."""
 _ROW_METHODS = frozenset({"items", "keys", "values", "get"})
 _KEEPING_METHODS = frozenset({"upper", "lower", "title", "capitalize", "strip", "lstrip", "rstrip"})
 
@@ -812,6 +862,8 @@ class _Sandbox(ImmutableSandboxedEnvironment):
             items, every = _loop_items(obj)
             if attribute in _LOOP_COUNTS:
                 return self._loop_count(obj, attribute, items, every)
+            if attribute in _LOOP_POSITIONS:
+                return self._loop_position(obj, attribute, items, every)
         value = super().getattr(unproxy(obj), attribute)
         if isinstance(obj, Traced) and not callable(value):  # `day.year`: a part of the value
             return traced(value, merge(traces_of(obj), value))
@@ -843,10 +895,21 @@ class _Sandbox(ImmutableSandboxedEnvironment):
         """`loop.length` of a loop over a cut result would be the cap, not the count: refused."""
         value = super().getattr(loop, attribute)
         if items is not None and items.cut is not None:
-            raise refused(items.cut, f"`loop.{attribute}`")
+            what = "`loop.last` (the last row shown, like `loop.length`)" if attribute == "last" else ""
+            raise refused(items.cut, what or f"`loop.{attribute}`")
         if attribute == "length" and every and items is not None and items.whole is not None:
             return traced(value, count_trace(items.whole, value))
         return value
+
+    def _loop_position(self, loop: LoopContext, attribute: str, items: _LoopItems | None, every: bool) -> Any:
+        """`loop.index` over an input's rows is that row's place in the result; over anything
+        else (a literal list, `range(42)`) it is a number of the template's own."""
+        value = super().getattr(loop, attribute)
+        if not (every and items is not None and items.whole is not None):
+            return value
+        ref = items.whole
+        source = Source(ref.name, ref.sql, loop.index0, None, None)
+        return traced(value, Computed((source,), True, value, ref if ref.cut else None))
 
     def getitem(self, obj: Any, argument: Any) -> Any:
         if isinstance(obj, Row) and isinstance(argument, str):
@@ -858,6 +921,8 @@ class _Sandbox(ImmutableSandboxedEnvironment):
             return self._input_column(obj, argument, "column", "use")
         value = super().getitem(unproxy(obj), unproxy(argument))
         if isinstance(obj, Traced) and not traces_of(value):  # a character, a slice, an item
+            if not _keeps_numbers(obj, value):
+                return traced(value, TYPED)
             return traced(value, merge(traces_of(obj), value))
         return value
 
@@ -902,8 +967,14 @@ class _Sandbox(ImmutableSandboxedEnvironment):
         traces = traces_of(owner)
         if not traces or traces_of(result):
             return result
+        if _typed_arguments(args, kwargs):
+            return traced(result, TYPED)
         if isinstance(result, list):  # `split`: each part comes from the value
-            return [traced(part, merge(traces, part)) for part in result]
+            return [
+                traced(part, merge(traces, part) if _keeps_numbers(owner, part) else TYPED) for part in result
+            ]
+        if not _keeps_numbers(owner, result):
+            return traced(result, TYPED)
         if __obj.__name__ in _KEEPING_METHODS and len(traces) == 1:
             return traced(result, traces[0])
         return traced(result, merge(traces, result))
@@ -936,10 +1007,13 @@ def _loop_items(loop: LoopContext) -> tuple[_LoopItems | None, bool]:
 
 
 def _computed(result: Any, *operands: Any) -> Any:
-    """What an operator returns: derived from the values it read, or typed when all were literals."""
+    """What an operator returns: derived from the values it read when every operand is a value
+    read from a result, else typed (`n * 0 + 42` is the model's 42)."""
     traces = [trace for operand in operands for trace in traces_of(operand)]
-    if traces:
+    if traces and all(traces_of(operand) for operand in operands):
         return traced(result, merge(traces, result))
+    if traces:
+        return traced(result, TYPED)
     if _is_number(result) and all(_is_number(o) for o in operands):
         return traced(result, TYPED)
     return plain(result)
@@ -965,81 +1039,6 @@ def _environment() -> _Sandbox:
     if _ENV is None:
         _ENV = _Sandbox()
     return _ENV
-
-
-# --------------------------------------------------------------------------- literal numbers
-
-_NUMBER = re.compile(r"(?<![\w.])(?:[$€£¥]\s?)?[-+]?\d[\d,]*(?:\.\d+)?(?:\s?%)?(?![\w])")
-_LABELS = re.compile(
-    r"\b\d{4}-\d{2}(?:-\d{2})?(?:[T ]\d{1,2}:\d{2}(?::\d{2})?)?\b"
-    r"|\b\d{1,2}:\d{2}(?::\d{2})?\b"
-    r"|^[ \t]*\d{1,3}[.)](?=\s)",
-    re.M,
-)
-_YEAR = re.compile(r"(?:19|20)\d{2}|2100")
-
-
-def numbers_in_text(text: str) -> list[str]:
-    """Numbers written in plain text, minus the labels described in the module docstring."""
-    cleaned = _LABELS.sub(lambda m: " " * len(m.group()), text)
-    found = []
-    for match in _NUMBER.finditer(cleaned):
-        token = match.group().strip().rstrip(",")
-        if _YEAR.fullmatch(token):
-            continue
-        found.append(token)
-    return found
-
-
-def literal_numbers(tree: nodes.Template) -> list[str]:
-    """Numbers the template itself prints: in its text, or as printed constants."""
-    found: list[str] = []
-
-    def visit(node: nodes.Node, printed: bool) -> None:
-        if isinstance(node, nodes.TemplateData):
-            found.extend(numbers_in_text(node.data))
-            return
-        if isinstance(node, nodes.Const):
-            value = node.value
-            if printed and isinstance(value, int | float | str) and not isinstance(value, bool):
-                found.extend(numbers_in_text(str(value)))
-            return
-        if isinstance(node, nodes.Output):
-            for child in node.nodes:
-                visit(child, True)
-            return
-        if isinstance(node, nodes.Filter) and node.name == "_astro_concat":
-            assert isinstance(node.node, nodes.List)
-            for child in node.node.items:
-                visit(child, printed)
-            return
-        if isinstance(node, nodes.Filter):
-            if node.node is not None:
-                visit(node.node, printed)
-            for arg in [*node.args, *(kw.value for kw in node.kwargs)]:
-                visit(arg, False)
-            return
-        if isinstance(node, nodes.Concat):
-            for child in node.nodes:
-                visit(child, printed)
-            return
-        if isinstance(node, nodes.CondExpr):
-            visit(node.test, False)
-            visit(node.expr1, printed)
-            if node.expr2 is not None:
-                visit(node.expr2, printed)
-            return
-        if isinstance(node, nodes.Assign):
-            visit(node.node, True)
-            return
-        for child in node.iter_child_nodes():
-            visit(child, False)
-
-    visit(tree, False)
-    seen: dict[str, None] = {}
-    for number in found:
-        seen.setdefault(number, None)
-    return list(seen)
 
 
 # --------------------------------------------------------------------------- rendering
@@ -1073,23 +1072,20 @@ def render(
     any_cut = any(result.truncated for result in inputs.values())
     token = _budget.set(_Budget(MAX_WORK, MAX_SECONDS, any_cut=any_cut))
     try:
-        compiled, numbers = _compile(template)
+        compiled = _compile(template)
         refs = [InputRef(name, result) for name, result in inputs.items()]
-        text, spans, typed = _generate(compiled, refs, max_chars)
+        text, spans = _generate(compiled, refs, max_chars)
     finally:
         _budget.reset(token)
-    computed = [n for printed in typed for n in numbers_in_text(printed)]
-    unverified = tuple(dict.fromkeys([*numbers, *computed]))
+    unverified = tuple(typed_numbers(text, ((span.start, span.end) for span in spans)))
     return Rendered(text, unverified, spans, tuple(ref for ref in refs if ref.read and ref.cut))
 
 
-def _compile(template: str) -> tuple[Template, tuple[str, ...]]:
-    """Parse once; the literal numbers are read before compiling, which folds constants in place."""
+def _compile(template: str) -> Template:
     env = _environment()
     try:
         tree = env.parse(template)  # refused nodes checked, loops routed through the budget
-        numbers = tuple(literal_numbers(tree))
-        return env.from_string(tree), numbers
+        return env.from_string(tree)
     except TemplateError:
         raise
     except TemplateSyntaxError as exc:
@@ -1100,10 +1096,8 @@ def _compile(template: str) -> tuple[Template, tuple[str, ...]]:
         raise TemplateError("template syntax error: nesting too deep") from None
 
 
-def _generate(
-    compiled: Template, refs: list[InputRef], max_chars: int
-) -> tuple[str, tuple[Span, ...], list[str]]:
-    """The text (stripped), the spans of the values in it, and numbers computed from literals."""
+def _generate(compiled: Template, refs: list[InputRef], max_chars: int) -> tuple[str, tuple[Span, ...]]:
+    """The text (stripped) and the spans of the values in it."""
     views = {ref.name: ResultView(ref) for ref in refs}
     parts: list[str] = []
     pieces: list[tuple[int, int, Trace]] = []
@@ -1136,5 +1130,4 @@ def _generate(
         raise TemplateError(f"template error: {error_line(exc, 300)}") from None
     text = "".join(parts)
     stripped = text.strip()
-    spans, typed = answer_spans(pieces, stripped, len(text) - len(text.lstrip()))
-    return stripped, spans, typed
+    return stripped, answer_spans(pieces, stripped, len(text) - len(text.lstrip()))

@@ -2,11 +2,22 @@
 
 A small model often cannot write a template, but can say "There are 9 regions."
 after its query returned 9. Such a reply is an answer when it cites this turn's
-results: each number in it is looked up among the cells the model was shown, and
-is traced only when it matches exactly one of them. A traced number is shown as
-the cell's value, formatted by astro the way the model wrote it, so no digit the
-model typed is shown as verified; the answer is verified only when every number
-is traced (the rule of every output tool), else its untraced numbers are listed.
+results (names a text cell, or writes a number astro traces). Each number in it is
+looked up among the cells the model was shown, at the precision written, and is
+traced only when exactly one cell is that number:
+
+- where the sentence ties the number to a row (it names a text cell of that row:
+  the nearest before the number, or the only row named after it), only that row's
+  cells count, so numbers swapped between rows are not traced;
+- a row count of a whole result is a candidate too, so "2 cities" is not traced to
+  a cell that happens to hold 2 when the result has 2 rows (it is ambiguous);
+- a percentage is traced to a ratio (written ×100) or to a cell of a column named as
+  a percentage, never to a count.
+
+A traced number is shown as the cell's value, formatted by astro the way the model
+wrote it, so no digit the model typed is shown as verified. The answer's untraced
+numbers (`agent/numbers.py`: any run of digits or number words outside a traced
+span) are listed, and one makes it unverified — the rule of every output tool.
 """
 
 from __future__ import annotations
@@ -20,8 +31,9 @@ from typing import Any
 
 from astro_tui.agent.events import Answer, AnswerTable
 from astro_tui.agent.formatting import MODEL_ROWS
+from astro_tui.agent.numbers import number_runs, typed_numbers
 from astro_tui.agent.provenance import Source, Span
-from astro_tui.agent.templates import MAX_OUTPUT_CHARS, numbers_in_text
+from astro_tui.agent.templates import MAX_OUTPUT_CHARS
 from astro_tui.data.results import QueryResult
 
 MIN_CITED_TEXT = 2
@@ -30,15 +42,32 @@ ROUNDED_FROM = 1_000
 (`1,234,568` for 1234567.89); below it, `5` for 5.4 is another number."""
 
 _TOKEN = re.compile(r"^(?P<cur>[$€£¥]\s?)?(?P<num>[-+]?\d[\d,]*(?:\.\d+)?)(?P<pct>\s?%)?$")
+_SENTENCE_END = re.compile(r"[.!?;]+(?=\s|$)|\n")
+_PERCENT_COLUMN = re.compile(r"pct|percent|%", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
 class _Cell:
+    """A cell the model was shown, or (`column` None) the row count of a whole result."""
+
     name: str
     result: QueryResult
-    row: int
-    column: str
+    row: int | None
+    column: str | None
     value: Any
+
+    @property
+    def source(self) -> Source:
+        return Source(self.name, self.result.sql, self.row, self.column, self.value)
+
+
+@dataclass(frozen=True, slots=True)
+class _Mention:
+    """A text cell named verbatim in the reply: the rows (input, row) that hold it."""
+
+    start: int
+    end: int
+    cells: tuple[_Cell, ...]
 
 
 def traced_answer(text: str, results: Sequence[tuple[str, QueryResult]]) -> Answer | None:
@@ -46,43 +75,44 @@ def traced_answer(text: str, results: Sequence[tuple[str, QueryResult]]) -> Answ
     text = text.strip()[:MAX_OUTPUT_CHARS]
     latest = _latest_per_sql(results)
     cells = [cell for name, result in latest for cell in _cells(name, result)]
-    cited: dict[str, QueryResult] = {}
-    masked = text
-    for cell in cells:
-        shown = _text_value(cell.value)
-        if shown is None:
-            continue
-        found = re.search(rf"(?<!\w){re.escape(shown)}(?!\w)", masked)
-        if found:
+    mentions = _mentions(text, cells)
+    cited: dict[str, QueryResult] = {c.name: c.result for m in mentions for c in m.cells}
+    masked = list(text)
+    for mention in mentions:
+        masked[mention.start : mention.end] = " " * (mention.end - mention.start)
+    numeric = [cell for cell in cells if _number(cell.value) is not None] + _counts(latest)
+    traced = [  # a date or a code with digits, quoted from one cell
+        (m.start, m.end, text[m.start : m.end], m.cells[0])
+        for m in mentions
+        if len(m.cells) == 1 and any(number_runs(text[m.start : m.end]))
+    ]
+    for start, end in number_runs("".join(masked)):
+        token = text[start:end]
+        candidates = _tied(text, start, mentions, numeric)
+        matches = [(cell, shown) for cell in candidates if (shown := _written_as(cell, token)) is not None]
+        if len(matches) == 1:
+            cell, shown = matches[0]
             cited.setdefault(cell.name, cell.result)
-            masked = masked[: found.start()] + " " * len(shown) + masked[found.end() :]
-    numeric = [cell for cell in cells if _number(cell.value) is not None]
+            traced.append((start, end, shown, cell))
     pieces: list[str] = []
     spans: list[Span] = []
-    unverified: list[str] = []
-    at = 0
-    for token, start, end in _number_tokens(masked):
-        matches = [(cell, shown) for cell in numeric if (shown := _written_as(cell.value, token)) is not None]
-        pieces.append(text[at:start])
+    at = size = 0
+    for start, end, shown, cell in sorted(traced, key=lambda t: t[0]):
+        before = text[at:start]
+        pieces += [before, shown]
+        begin = size + len(before)
+        size = begin + len(shown)
         at = end
-        if len(matches) != 1:
-            unverified.append(token)
-            pieces.append(text[start:end])
-            continue
-        cell, shown = matches[0]
-        cited.setdefault(cell.name, cell.result)
-        begin = sum(len(p) for p in pieces)
-        pieces.append(shown)
-        source = Source(cell.name, cell.result.sql, cell.row, cell.column, cell.value)
-        spans.append(Span(begin, begin + len(shown), shown, cell.value, False, (source,)))
+        spans.append(Span(begin, size, shown, cell.value, False, (cell.source,)))
     pieces.append(text[at:])
     if not cited:
         return None
+    out = "".join(pieces)
     return Answer(
         kind="result",
-        text="".join(pieces),
+        text=out,
         tables=tuple(AnswerTable(name, result.sql, result) for name, result in cited.items()),
-        unverified_numbers=tuple(dict.fromkeys(unverified)),
+        unverified_numbers=tuple(typed_numbers(out, ((s.start, s.end) for s in spans))),
         provenance=tuple(spans),
         complete=not any(result.truncated for result in cited.values()),
     )
@@ -99,7 +129,8 @@ def result_answer(name: str, result: QueryResult) -> Answer:
         text = f"{result.columns[0]}: {shown}"
         begin = len(text) - len(shown)
         span = Span(begin, len(text), shown, value, False, (source,))
-        return Answer(kind="result", text=text, tables=table, provenance=(span,))
+        typed = tuple(typed_numbers(text, [(begin, len(text))]))  # the column name is the model's alias
+        return Answer(kind="result", text=text, tables=table, provenance=(span,), unverified_numbers=typed)
     count = f"{result.row_count:,}"
     rows = "row" if result.row_count == 1 else "rows"
     span = Span(
@@ -148,6 +179,58 @@ def _cells(name: str, result: QueryResult) -> list[_Cell]:
     ]
 
 
+def _counts(latest: Sequence[tuple[str, QueryResult]]) -> list[_Cell]:
+    """The row count of each whole result of more than one row: "2 cities" may be one."""
+    return [
+        _Cell(name, result, None, None, result.row_count)
+        for name, result in latest
+        if not result.truncated and result.row_count > 1
+    ]
+
+
+def _mentions(text: str, cells: Sequence[_Cell]) -> list[_Mention]:
+    """Every place the reply names a text or date cell, longest names first, not overlapping."""
+    by_text: dict[str, list[_Cell]] = {}
+    for cell in cells:
+        shown = _text_value(cell.value)
+        if shown is not None:
+            by_text.setdefault(shown, []).append(cell)
+    taken = [False] * len(text)
+    found: list[_Mention] = []
+    for shown in sorted(by_text, key=len, reverse=True):
+        for match in re.finditer(rf"(?<!\w){re.escape(shown)}(?!\w)", text):
+            if any(taken[match.start() : match.end()]):
+                continue
+            taken[match.start() : match.end()] = [True] * (match.end() - match.start())
+            found.append(_Mention(match.start(), match.end(), tuple(by_text[shown])))
+    return sorted(found, key=lambda m: m.start)
+
+
+def _tied(text: str, at: int, mentions: Sequence[_Mention], numeric: list[_Cell]) -> list[_Cell]:
+    """The cells a number at `at` may be: those of the row its sentence ties it to (the row named
+    nearest before it, else the one row named after it), or every cell when it names no row.
+    A sentence naming several rows only after the number ties it to none of them: no cell."""
+    begin = max((m.end() for m in _SENTENCE_END.finditer(text, 0, at)), default=0)
+    found = _SENTENCE_END.search(text, at)
+    end = found.start() if found is not None else len(text)
+    inside = [m for m in mentions if begin <= m.start and m.end <= end]
+    if not inside:
+        return numeric
+    before = [m for m in inside if m.end <= at]
+    if before:
+        rows = _rows(before[-1])
+    else:
+        named = [_rows(m) for m in inside]
+        if any(r != named[0] for r in named):
+            return []
+        rows = named[0]
+    return [cell for cell in numeric if (cell.name, cell.row) in rows]
+
+
+def _rows(mention: _Mention) -> set[tuple[str, int | None]]:
+    return {(cell.name, cell.row) for cell in mention.cells}
+
+
 def _text_value(value: Any) -> str | None:
     """How a text or date cell reads in a sentence; numbers are matched as numbers instead."""
     if isinstance(value, str):
@@ -160,19 +243,6 @@ def _text_value(value: Any) -> str | None:
     return None
 
 
-def _number_tokens(text: str) -> list[tuple[str, int, int]]:
-    """Each number `numbers_in_text` sees, with where it is in `text`."""
-    found: list[tuple[str, int, int]] = []
-    at = 0
-    for token in numbers_in_text(text):
-        start = text.find(token, at)
-        if start < 0:
-            continue
-        found.append((token, start, start + len(token)))
-        at = start + len(token)
-    return found
-
-
 def _number(value: Any) -> decimal.Decimal | None:
     if isinstance(value, bool) or not isinstance(value, int | float | decimal.Decimal):
         return None
@@ -183,10 +253,11 @@ def _number(value: Any) -> decimal.Decimal | None:
     return number if number.is_finite() else None
 
 
-def _written_as(value: Any, token: str) -> str | None:
+def _written_as(cell: _Cell, token: str) -> str | None:
     """The cell's value written the way `token` is (currency, separators, decimals, percent),
-    when `token` is that value; else None."""
-    number = _number(value)
+    when `token` is that value; else None. A percentage is a ratio written ×100, or the value of
+    a column named as a percentage; never a count."""
+    number = _number(cell.value)
     parsed = _TOKEN.match(token)
     if number is None or parsed is None:
         return None
@@ -198,7 +269,10 @@ def _written_as(value: Any, token: str) -> str | None:
     places = len(digits.split(".", 1)[1]) if "." in digits else 0
     candidates = [number]
     if parsed["pct"]:
-        candidates.append(number * 100)  # a ratio written as a percentage
+        percent_column = cell.column is not None and _PERCENT_COLUMN.search(cell.column) is not None
+        candidates = [number * 100, number] if percent_column else [number * 100]
+        if cell.column is None:
+            candidates = []
     for candidate in candidates:
         if places == 0 and candidate != candidate.to_integral_value() and abs(candidate) < ROUNDED_FROM:
             continue

@@ -319,7 +319,8 @@ async def test_verified_only_when_no_number_was_typed_in_the_template_or_the_tit
 ) -> None:
     inputs = {"n": "SELECT count(*) AS n FROM sales.orders"}
     for template, title, typed in (
-        ("{{ n.value }} orders.", "Orders in 2025", ()),
+        ("{{ n.value }} orders.", "Orders in 2025", ("2025",)),  # a year the model typed, too
+        ("{{ n.value }} orders.", "All orders", ()),
         ("Exactly 42 orders, {{ n.value }}.", None, ("42",)),
         ("{{ n.value }} orders.", "Top 5 orders", ("5",)),
     ):

@@ -180,7 +180,7 @@ def fragments(draw: st.DrawFn, name: str, table: Table) -> str:
             if "flt" not in (ka, kb) or ka == kb:  # Decimal and float do not mix in Python
                 x, y = f"{name}.rows[{row}].{a}", f"{name}.rows[{other}].{b}"
                 choices.append(
-                    f"{{% if {x} is not none and {y} is not none %}}±⟦{{{{ {x} + {y} * 2 }}}}⟧{{% endif %}}"
+                    f"{{% if {x} is not none and {y} is not none %}}±⟦{{{{ {x} + {y} + {y} }}}}⟧{{% endif %}}"
                 )
         summable = [c for c in table.numeric_columns(non_null=True) if table.kinds[columns.index(c)] != "flt"]
         if summable:
@@ -402,14 +402,14 @@ async def test_a_whole_result_counts_and_sums(capped: Database, tmp_path: Path) 
     template = (
         "{{ top.row_count }} regions, {{ top.rows | sum(attribute='amount') | money }} in all; "
         "{% for r in top.rows %}{{ r.region }} "
-        "{{ (r.amount / (top.rows | sum(attribute='amount')) * 100) | round(1) }}%"
+        "{{ (r.amount / (top.rows | sum(attribute='amount'))) | percent }}"
         "{% if not loop.last %}, {% endif %}{% endfor %}"
     )
     outcome = await call(tools(capped, tmp_path), "submit_result", inputs=inputs, template=template)
     assert outcome.ok, outcome.content
     answer = outcome.value
     assert isinstance(answer, Answer) and answer.complete
-    assert answer.unverified_numbers == ()  # 100 only scales a ratio: it is not shown on its own
+    assert answer.unverified_numbers == ()  # `* 100` and a typed `%` would be the model's: |percent
     check_spans(Oracle(capped), answer.text, answer.provenance, {t.sql for t in answer.tables})
     regions, total, first, share = answer.provenance[:4]
     assert regions.text == "3" and regions.derived and regions.sources[0].row is None
@@ -419,7 +419,7 @@ async def test_a_whole_result_counts_and_sums(capped: Database, tmp_path: Path) 
         and total.value == sum(s.value for s in total.sources)
     )
     assert first.text == Oracle(capped).cell(inputs["top"], 0, "region") and not first.derived
-    assert share.derived and share.text.replace(".", "").isdigit()
+    assert share.derived and share.text.endswith("%") and share.text[:-1].replace(".", "").isdigit()
     assert {(s.row, s.column) for s in share.sources} == {(0, "amount"), (1, "amount"), (2, "amount")}
 
 
@@ -457,8 +457,8 @@ def test_typed_numbers_stay_unverified_even_when_computed(sample_db: Database) -
         "{{ n.value }} {{ 1000 * 1 }} {{ -5 }} {{ (7 * 3) | number }} {{ n.value * 100 }}", {"n": result}
     )
     assert rendered.text == "42 1000 -5 21 4200"
-    assert rendered.unverified_numbers == ("1000", "-5", "21")
-    assert [(s.text, s.derived) for s in rendered.spans] == [("42", False), ("4200", True)]
+    assert rendered.unverified_numbers == ("1000", "-5", "21", "4200")  # a literal operand: typed
+    assert [(s.text, s.derived) for s in rendered.spans] == [("42", False)]
 
 
 def test_cells_of_other_types_are_traced_whole(sample_db: Database) -> None:

@@ -50,7 +50,9 @@ def test_design_example(inputs: dict[str, QueryResult]) -> None:
         inputs,
     )
     assert out.text == "Revenue in 2025 was $1,234,567.89 across 42 orders."
-    assert out.unverified_numbers == ()
+    assert out.unverified_numbers == ("2025",)  # the year is the model's: "a number typed literally"
+    traced = render("Revenue in {{ day.value | date('%Y') }} was {{ rev.value | money }}.", inputs)
+    assert (traced.text, traced.unverified_numbers) == ("Revenue in 2025 was $1,234,567.89.", ())
 
 
 def test_rows_columns_and_row_count(inputs: dict[str, QueryResult]) -> None:
@@ -212,11 +214,14 @@ def test_literal_numbers_are_reported(inputs: dict[str, QueryResult]) -> None:
         "{{ top.rows | length }} {{ rev.value | number(2) }} {{ top.rows[0].region }}",
         inputs,
     )
-    assert out.unverified_numbers == ("12%", "3", "1,500", "1234", "99", "7")
+    assert out.unverified_numbers == ("12%", "3", "1,500", "2024", "2024-01-01", "10:30", "1234", "99", "7")
 
 
-def test_list_markers_and_labels_are_not_numbers() -> None:
-    assert numbers_in_text("1. North\n2) South\nTop 5 in H1, p95 and the 2nd df_2") == ["5"]
+def test_list_markers_and_labels_are_numbers_the_model_typed() -> None:
+    """No label exemption: the person reads each as a number, and none came from a cell."""
+    assert numbers_in_text("1. North\n2) South\nTop 5 in H1, p95 and the 2nd df_2") == [
+        "1", "2", "5", "1", "95", "2nd", "2",
+    ]  # fmt: skip
     assert numbers_in_text("$1,234.50 and -3.5 and 40 %") == ["$1,234.50", "-3.5", "40 %"]
 
 

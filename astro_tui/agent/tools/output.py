@@ -14,15 +14,10 @@ from pydantic import Field
 
 from astro_tui.agent.charts import MAX_POINTS, build_chart_spec
 from astro_tui.agent.events import Answer, AnswerKind, AnswerTable
+from astro_tui.agent.numbers import numbers_in_text
 from astro_tui.agent.provenance import cut_note
 from astro_tui.agent.registry import ToolError, ToolReturn, tool
-from astro_tui.agent.templates import (
-    MAX_OUTPUT_CHARS,
-    TemplateError,
-    input_names_error,
-    numbers_in_text,
-    render,
-)
+from astro_tui.agent.templates import MAX_OUTPUT_CHARS, TemplateError, input_names_error, render
 from astro_tui.agent.tools.context import ToolContext
 from astro_tui.data.errors import DataError
 from astro_tui.data.results import QueryResult
