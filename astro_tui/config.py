@@ -159,6 +159,7 @@ SCHEMA: dict[str, Rule] = {
     "hide": Rule(tuple, 'a list of patterns, e.g. hide = ["hr", "sales.people.email"]'),
 }
 
+
 def check_setting(name: str, value: Any, source: str) -> Any:
     """VALUE for setting NAME as the app uses it, or a ConfigError in one line naming the
     setting, where the value came from and what is allowed."""

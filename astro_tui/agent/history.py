@@ -40,9 +40,10 @@ class Turn:
 
     @property
     def came_to_nothing(self) -> bool:
-        """Ended (failed or cancelled) before the model said anything: no model configured, its
-        server unreachable. Such a turn is not worth a saved conversation of its own."""
-        return self.status in ("error", "cancelled") and len(self.entries) <= 2  # the question, a note
+        """Failed before the model said anything: no model configured, its server unreachable.
+        Such a turn is not worth a saved conversation of its own. A cancelled turn is kept: the
+        person chose to stop it, and a query may have run (its call is rolled back with it)."""
+        return self.status == "error" and len(self.entries) <= 2  # the question, a note
 
     @property
     def shown_answer(self) -> str | None:
