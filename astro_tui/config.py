@@ -107,12 +107,6 @@ class Settings:
     def as_dict(self) -> dict[str, Any]:
         return {spec.name: getattr(self, spec.name) for spec in fields(self)}
 
-    @classmethod
-    def field_kind(cls, name: str) -> type | None:
-        """str, int, float, tuple or dict for a setting's name; None when there is no such setting."""
-        rule = SCHEMA.get(name)
-        return rule.kind if rule is not None else None
-
 
 # ---------------------------------------------------------------------------- the schema
 

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from astro_tui.agent.numbers import typed_numbers
 from astro_tui.data.text_table import json_safe
 
 if TYPE_CHECKING:
@@ -689,6 +690,10 @@ class SavedAnswer:
         return is_verified(self.kind, self.unverified_numbers)
 
 
+SAVED_UNVERIFIED = "(saved as not verified)"
+"""Stands for the typed numbers of an answer saved as unverified before they were kept."""
+
+
 def saved_answer(answer: Answered) -> SavedAnswer:
     return SavedAnswer(
         kind=answer.kind,
@@ -754,8 +759,15 @@ def _answer_from_record(record: Any) -> SavedAnswer:
         raise ValueError("unverified numbers that are not texts")
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in inputs.items()):
         raise ValueError("an input without its SQL")
+    # A file is not trusted to say its own numbers were traced: what its spans do not cover is
+    # typed, and an answer saved as unverified (before typed numbers were kept) stays so.
+    found = typed_numbers(text, ((span.start, span.end) for span in spans))
+    typed = list(dict.fromkeys([*typed, *found]))
+    kind = str(record.get("kind", "result"))
+    if record.get("verified") is False and is_verified(kind, tuple(typed)):
+        typed.append(SAVED_UNVERIFIED)
     return SavedAnswer(
-        kind=str(record.get("kind", "result")),
+        kind=kind,
         text=text,
         complete=bool(record.get("complete", True)),
         provenance=tuple(spans),

@@ -35,6 +35,7 @@ from astro_tui.agent.numbers import number_runs, typed_numbers
 from astro_tui.agent.provenance import Source, Span
 from astro_tui.agent.templates import MAX_OUTPUT_CHARS
 from astro_tui.data.results import QueryResult
+from astro_tui.display import groups_digits, value_text
 
 MIN_CITED_TEXT = 2
 ROUNDED_FROM = 1_000
@@ -124,7 +125,7 @@ def result_answer(name: str, result: QueryResult) -> Answer:
     table = (AnswerTable(name, result.sql, result),)
     if result.row_count == 1 and len(result.columns) == 1:
         value = result.rows(1)[0][0]
-        shown = _display(value)
+        shown = _display(value, result.columns[0])
         source = Source(name, result.sql, 0, result.columns[0], value)
         text = f"{result.columns[0]}: {shown}"
         begin = len(text) - len(shown)
@@ -150,14 +151,12 @@ def result_answer(name: str, result: QueryResult) -> Answer:
     )
 
 
-def _display(value: Any) -> str:
+def _display(value: Any, column: str) -> str:
+    """The cell as every front end shows it (`display.value_text`)."""
     if value is None:
         return "NULL"
-    if isinstance(value, float):
-        return f"{value:,.6g}" if abs(value) < 1e15 else repr(value)
-    if isinstance(value, int | decimal.Decimal) and not isinstance(value, bool):
-        return f"{value:,}"
-    return str(value)
+    shown = value_text(value, grouping=groups_digits(column))
+    return shown if shown is not None else str(value)
 
 
 def _latest_per_sql(results: Sequence[tuple[str, QueryResult]]) -> list[tuple[str, QueryResult]]:

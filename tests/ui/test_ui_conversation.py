@@ -50,7 +50,9 @@ async def test_a_streamed_answer_appears(shop_db: Path, fake_openai: FakeOpenAI)
         assert markdown.source == text
         assert markdown.has_class("-unverified")
         shown = log_text(app)
-        assert "unverified: the model's own words" in shown and "numbers: 400" in shown
+        assert (
+            "unverified: the model's own words" in shown and "numbers: five, 400" in shown
+        )  # a number word is a number too
         reasoning = app.conversation.query_one(ReasoningBlock)
         assert reasoning.collapsed, "reasoning folds away once the answer starts"
         assert app.conversation.question.text == ""

@@ -29,6 +29,7 @@ from astro_tui.agent.context_notes import ContextNotes
 from astro_tui.agent.conversations import ConversationError, load_conversation
 from astro_tui.agent.events import Answer
 from astro_tui.agent.loop import Agent
+from astro_tui.agent.numbers import numbers_in_text
 from astro_tui.agent.provenance import Span, answer_from_record, answer_record, saved_answer
 from astro_tui.agent.registry import ToolRegistry
 from astro_tui.agent.templates import TemplateError, render
@@ -243,12 +244,14 @@ def check_spans(oracle: Oracle, text: str, spans: tuple[Span, ...], sqls: set[st
             assert len(span.sources) == 1 and same(span.value, span.sources[0].value), span
 
 
-def check_marked(text: str, spans: tuple[Span, ...]) -> None:
-    """Each value the template wrote between ⟦ ⟧ is exactly one span."""
+def check_marked(text: str, spans: tuple[Span, ...], unverified: tuple[str, ...] = ()) -> None:
+    """Each value the template wrote between ⟦ ⟧ is exactly one span, or (a cell's text changed by
+    a filter, `'0a'|upper`) shows no number that is not listed as typed."""
     edges = {(s.start, s.end) for s in spans}
     for match in _MARKED.finditer(text):
-        if match.group(1):
-            assert (match.start(1), match.end(1)) in edges, (match.group(1), text, spans)
+        if match.group(1) and (match.start(1), match.end(1)) not in edges:
+            shown = numbers_in_text(match.group(1))
+            assert shown and set(shown) <= set(unverified), (match.group(1), text, spans)
 
 
 def render_and_check(db: Database, inputs: dict[str, Table], template: str) -> None:
@@ -258,7 +261,7 @@ def render_and_check(db: Database, inputs: dict[str, Table], template: str) -> N
         assert results[name].row_count == len(table.rows)
     rendered = render(template, results)
     check_spans(oracle, rendered.text, rendered.spans, {r.sql for r in results.values()})
-    check_marked(rendered.text, rendered.spans)
+    check_marked(rendered.text, rendered.spans, rendered.unverified_numbers)
     assert rendered.complete
     by_start = {span.start: span for span in rendered.spans}
     for match in _MARKED.finditer(rendered.text):  # what a derived value is, by the sign before it
