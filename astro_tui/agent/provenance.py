@@ -22,7 +22,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from astro_tui.agent.numbers import typed_numbers
 from astro_tui.data.text_table import json_safe
 
 if TYPE_CHECKING:
@@ -759,10 +758,7 @@ def _answer_from_record(record: Any) -> SavedAnswer:
         raise ValueError("unverified numbers that are not texts")
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in inputs.items()):
         raise ValueError("an input without its SQL")
-    # A file is not trusted to say its own numbers were traced: what its spans do not cover is
-    # typed, and an answer saved as unverified (before typed numbers were kept) stays so.
-    found = typed_numbers(text, ((span.start, span.end) for span in spans))
-    typed = list(dict.fromkeys([*typed, *found]))
+    # An answer saved as unverified before its typed numbers were kept stays unverified.
     kind = str(record.get("kind", "result"))
     if record.get("verified") is False and is_verified(kind, tuple(typed)):
         typed.append(SAVED_UNVERIFIED)
