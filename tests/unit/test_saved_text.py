@@ -160,7 +160,7 @@ def test_eval_questions_with_a_line_separator_in_a_text(tmp_path: Path) -> None:
     ]
 
 
-def test_a_saved_answer_is_not_taken_as_verified_on_its_own_word() -> None:
+def test_an_answer_saved_as_unverified_stays_unverified() -> None:
     """A file from an older astro, which kept no typed numbers: an answer saved as unverified
     stays unverified."""
     said = answer_from_record({"kind": "result", "text": "All orders.", "verified": False})
