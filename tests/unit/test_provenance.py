@@ -272,7 +272,10 @@ def render_and_check(db: Database, inputs: dict[str, Table], template: str) -> N
         elif sign == "±" and span is not None:
             values = [s.value for s in span.sources]
             a, b = values if len(values) == 2 else values * 2
-            assert span.derived and span.value in (a + b * 2, b + a * 2)
+            assert span.derived and span.value in (
+                a + b + b,
+                b + a + a,
+            )  # as the template adds, left to right
         elif sign == "#" and span is not None:
             assert span.derived and [(s.row, s.column) for s in span.sources] == [(None, None)]
 
