@@ -191,7 +191,7 @@ class Agent:
         self._ctx = ToolContext(db, catalog, settings, self.workspace, self.notes)
         self._small = settings.agent_profile == "small"
         self._text_protocol = settings.tool_protocol == "text"
-        schema_in_prompt = schema_digest(catalog, settings.schema_prompt_tokens) is not None
+        schema_in_prompt = self._small and schema_digest(catalog, settings.schema_prompt_tokens) is not None
         self.registry: ToolRegistry = build_registry(
             self._ctx, profile=settings.agent_profile, schema_in_prompt=schema_in_prompt
         )
